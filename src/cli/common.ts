@@ -1,0 +1,55 @@
+/** Shared CLI plumbing: config from flags/env, one-line fatal errors, graceful shutdown on signals. */
+import { ConfigError, type Config, loadConfig } from '../core/config/load.ts';
+import { DialectError } from '../core/db/dialect.ts';
+import { DsnError } from '../core/db/dsn.ts';
+import { MigrationError } from '../core/db/migrate.ts';
+
+export interface GlobalFlags {
+  config?: string;
+  dev?: boolean;
+}
+
+export function configFrom(flags: GlobalFlags): Config {
+  return loadConfig({ file: flags.config, ...(flags.dev ? { overrides: { dev: true } } : {}) });
+}
+
+const KNOWN = [ConfigError, DialectError, DsnError, MigrationError];
+
+/** Expected failures print one clear line (no stack) and exit 1. */
+export function fail(e: unknown): never {
+  if (KNOWN.some((k) => e instanceof k)) {
+    process.stderr.write(`${(e as Error).message}\n`);
+  } else if (e instanceof Error && (e as { code?: string }).code === 'ECONNREFUSED') {
+    process.stderr.write('error: the database refused the connection; check dsn\n');
+  } else if (e instanceof Error) {
+    process.stderr.write(`error: ${e.message}\n`);
+  } else {
+    process.stderr.write(`error: ${String(e)}\n`);
+  }
+  process.exit(1);
+}
+
+export async function run(fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    fail(e);
+  }
+}
+
+/** Runs `stop` once on the first SIGTERM/SIGINT; a second signal exits at once. */
+export function onShutdown(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (sig: NodeJS.Signals) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    stop()
+      .then(() => process.exit(0))
+      .catch((e) => {
+        process.stderr.write(`error during shutdown (${sig}): ${(e as Error).message}\n`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
+}

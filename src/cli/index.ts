@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+/** `gatehouse` — one command group per file (Hydra's cmd/ naming). */
+import { Command } from 'commander';
+import { VERSION } from '../version.ts';
+import { registerJobs } from './jobs.ts';
+import { registerMigrate } from './migrate.ts';
+import { registerServe } from './serve.ts';
+import { registerWorker } from './worker.ts';
+
+export function buildProgram(): Command {
+  const program = new Command('gatehouse')
+    .description('OAuth 2.0 / OpenID Connect server and SCIM directory sync on PostgreSQL')
+    .option('-c, --config <file>', 'YAML or JSON config file (also GATEHOUSE_CONFIG)')
+    .option('--dev', 'development mode (http issuer, insecure cookies)')
+    .version(VERSION, '-v, --version')
+    .showHelpAfterError();
+  program
+    .command('version')
+    .description('Print the version')
+    .action(() => {
+      process.stdout.write(`gatehouse v${VERSION}\n`);
+    });
+  registerServe(program);
+  registerWorker(program);
+  registerMigrate(program);
+  registerJobs(program);
+  return program;
+}
+
+if (import.meta.main) {
+  await buildProgram().parseAsync(process.argv);
+}

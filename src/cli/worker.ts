@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { createContainer } from '../container.ts';
+import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
+import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
+
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('Run the graphile-worker job runner over tasks/ and crontab')
+    .option('-j, --concurrency <n>', 'jobs run at once (default worker.concurrency)')
+    .action((o: { concurrency?: string }) =>
+      run(async () => {
+        const config = configFrom(program.opts<GlobalFlags>());
+        if (config.dsn === 'memory') throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
+        const c = await createContainer({ config, checkDialect: true });
+        const runner = await startWorker({
+          pool: c.pool,
+          log: c.log,
+          concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
+          pollInterval: c.config.worker.poll_interval,
+          taskList: await loadTaskList(c),
+        });
+        c.log.info('worker started');
+        onShutdown(async () => {
+          await runner.stop();
+          await c.close();
+        });
+      }),
+    );
+}

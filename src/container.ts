@@ -1,0 +1,115 @@
+/**
+ * The composition root: config → logger → database → domains. Everything a process needs is built
+ * here once and passed down explicitly; tasks receive the container through the worker runner.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Config } from './core/config/load.ts';
+import { type Clock, systemClock } from './core/clock.ts';
+import { createDatabase } from './core/db/client.ts';
+import { checkDialect } from './core/db/dialect.ts';
+import { type ParsedDsn, parseDsn } from './core/db/dsn.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './core/db/embedded.ts';
+import { migrate, migrationStatus } from './core/db/migrate.ts';
+import type { Database } from './core/db/schema.ts';
+import { graphileLogger } from './core/jobs/runner.ts';
+import { createLogger, type Logger } from './core/log.ts';
+
+export interface Container {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  dsn: ParsedDsn;
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  embedded: EmbeddedPostgres | undefined;
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  config: Config;
+  log?: Logger;
+  clock?: Clock;
+  /** Connect here instead of `config.dsn` (tests: a per-file database). */
+  databaseUrl?: string;
+  /** Run the startup dialect check (seed behaviour 11). */
+  checkDialect?: boolean;
+  /** Apply pending migrations at start (the `memory` default does). */
+  autoMigrate?: boolean;
+}
+
+/** With `dsn: memory` and no secret configured, a development secret is generated once and kept in the data folder. */
+function devSecret(dir: string, log: Logger): string {
+  const file = join(resolve(dir), 'dev-secret');
+  if (!existsSync(file)) {
+    mkdirSync(resolve(dir), { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o600 });
+  }
+  log.warn(
+    { file },
+    'secrets.system is not set: using a generated development secret. This is for development only; set SECRETS_SYSTEM in production.',
+  );
+  return readFileSync(file, 'utf8').trim();
+}
+
+export async function createContainer(o: ContainerOptions): Promise<Container> {
+  const log = o.log ?? createLogger({ level: o.config.log.level, format: o.config.log.format, leakSensitiveValues: o.config.log.leak_sensitive_values });
+  let config = o.config;
+  const dsn = parseDsn(config.dsn);
+  let embedded: EmbeddedPostgres | undefined;
+  let url = o.databaseUrl ?? dsn.url;
+  if (!o.databaseUrl && dsn.kind === 'memory') {
+    embedded = await startEmbeddedPostgres({ dir: config.db.memory.dir, log });
+    url = embedded.url;
+    log.info({ dataDir: embedded.dataDir }, 'embedded PostgreSQL started');
+  }
+  if (config.secrets.system.length === 0) {
+    config = { ...config, secrets: { ...config.secrets, system: [devSecret(config.db.memory.dir, log)] } };
+  }
+  const handle = createDatabase(url, { max: config.db.pool.max, log });
+  try {
+    if (o.checkDialect) await checkDialect(handle.pool, dsn.kind);
+    if (o.autoMigrate ?? dsn.kind === 'memory') {
+      const r = await migrate(handle.pool, { graphileLogger: graphileLogger(log) });
+      if (r.applied.length) log.info({ applied: r.applied }, 'migrations applied');
+    }
+  } catch (e) {
+    await handle.destroy();
+    await embedded?.stop();
+    throw e;
+  }
+  return {
+    config,
+    log,
+    clock: o.clock ?? systemClock,
+    dsn,
+    db: handle.db,
+    pool: handle.pool,
+    embedded,
+    async close() {
+      await handle.destroy();
+      await embedded?.stop();
+    },
+  };
+}
+
+/** Failing readiness checks: the database answers and no migration is pending. */
+export async function readiness(c: Container): Promise<Record<string, string>> {
+  const errors: Record<string, string> = {};
+  try {
+    await c.pool.query('SELECT 1');
+  } catch {
+    errors.database = 'the database is not reachable';
+    return errors;
+  }
+  try {
+    const pending = (await migrationStatus(c.pool)).filter((m) => m.status !== 'applied');
+    if (pending.length) errors.migrations = `${pending.length} migration(s) not applied: run gatehouse migrate sql`;
+  } catch {
+    errors.migrations = 'the migration state could not be read';
+  }
+  return errors;
+}

@@ -1,0 +1,288 @@
+/**
+ * The one configuration schema. Key paths follow Hydra's (`urls.self.issuer`, `ttl.access_token`,
+ * `oauth2.grant.refresh_token.rotation_grace_period`, …) plus gatehouse's own (`db.*`, `worker.*`,
+ * `dsync.*`). Each leaf maps to one environment variable: the path upper-cased with `.` → `_`
+ * (`URLS_SELF_ISSUER`). The README's configuration table is checked against `configLeaves()`.
+ */
+import { z } from 'zod';
+import { parseDuration } from './duration.ts';
+
+export type LeafKind = 'string' | 'int' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
+
+export interface Leaf<S extends z.ZodType = z.ZodType> {
+  readonly leaf: true;
+  kind: LeafKind;
+  schema: S;
+  description: string;
+  /** Human readable default for the README. */
+  defaultText: string;
+  /** Extra environment variable names accepted for this key (Jackson's names). */
+  aliases?: string[];
+  secret?: boolean;
+}
+
+type SpecNode = Leaf | { [key: string]: SpecNode };
+type LeafExtra = Pick<Leaf, 'aliases' | 'secret'>;
+
+const durationSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  const ms = parseDuration(v);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: `expected a duration like 1h, 30m or 10s, got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** Jackson's intervals are plain numbers of seconds; a duration string is accepted as well. */
+const secondsSchema = z.union([z.string(), z.number()]).transform((v, ctx) => {
+  if (typeof v === 'number' || /^\d+$/.test(v.trim())) return Number(v) * 1000;
+  const ms = parseDuration(v);
+  if (ms === undefined) {
+    ctx.addIssue({ code: 'custom', message: `expected seconds or a duration like 1h, got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+const leaf = <S extends z.ZodType>(
+  kind: LeafKind,
+  schema: S,
+  description: string,
+  defaultText: string,
+  extra: LeafExtra = {},
+): Leaf<S> => ({
+  leaf: true,
+  kind,
+  schema,
+  description,
+  defaultText,
+  ...extra,
+});
+
+const str = (def: string, description: string, extra: LeafExtra = {}) =>
+  leaf('string', z.string().default(def), description, def === '' ? '""' : def, extra);
+const url = (description: string, defaultText = '(derived)') =>
+  leaf(
+    'url',
+    z
+      .string()
+      .default('')
+      .refine((v) => v === '' || URL.canParse(v), { message: 'expected an absolute URL' }),
+    description,
+    defaultText,
+  );
+const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  leaf('int', z.number().int().min(min).max(max).default(def), description, String(def));
+const bool = (def: boolean, description: string) => leaf('bool', z.boolean().default(def), description, String(def));
+const dur = (def: string, description: string) =>
+  leaf('duration', durationSchema.prefault(def), description, def);
+const secs = (def: string, description: string, extra: LeafExtra = {}) =>
+  leaf('seconds', secondsSchema.prefault(def), description, def === '0' ? '0 (off)' : def, extra);
+const list = (def: string[], description: string, extra: LeafExtra = {}, item: z.ZodType<string> = z.string()) =>
+  leaf('list', z.array(item).default(def), description, JSON.stringify(def), extra);
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
+  leaf('enum', z.enum(values).default(def as never), description, def);
+
+export const spec = {
+  dsn: str('memory', 'Database: `postgres://…`, `postgresql://…`, `cockroach://…`, or `memory` (embedded PostgreSQL in `db.memory.dir`).', { secret: true }),
+  dev: bool(false, 'Development mode: allows an http issuer and insecure cookies.'),
+  serve: {
+    public: {
+      port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
+      host: str('', 'Public listener interface (empty: all interfaces).'),
+    },
+    admin: {
+      port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
+      host: str('', 'Admin listener interface (empty: all interfaces).'),
+    },
+    cookies: {
+      same_site_mode: oneOf(['Lax', 'Strict', 'None'], 'Lax', 'SameSite attribute of gatehouse cookies.'),
+      domain: str('', 'Domain attribute of gatehouse cookies.'),
+      secure: bool(true, 'Secure attribute of gatehouse cookies (always off with `dev: true`).'),
+      paths: { session: str('/', 'Path of the login session cookie.') },
+      names: {
+        session: str('ory_hydra_session', 'Name of the login session cookie.'),
+        login_csrf: str('ory_hydra_login_csrf', 'Name prefix of the login CSRF cookie.'),
+        consent_csrf: str('ory_hydra_consent_csrf', 'Name prefix of the consent CSRF cookie.'),
+      },
+    },
+    request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
+  },
+  urls: {
+    self: {
+      issuer: url('Issuer URL (`iss`).', 'http://localhost:4444/'),
+      public: url('Public base URL of the authorization, token and logout endpoints.', '= issuer'),
+      admin: url('Admin base URL.', 'http://localhost:4445/'),
+    },
+    login: url('Login UI.', '`<public>/oauth2/fallbacks/login`'),
+    registration: url('Registration UI (prompt=registration).', '= urls.login'),
+    consent: url('Consent UI.', '`<public>/oauth2/fallbacks/consent`'),
+    logout: url('Logout UI.', '`<public>/oauth2/fallbacks/logout`'),
+    error: url('Error page.', '`<public>/oauth2/fallbacks/error`'),
+    post_logout_redirect: url('Default target after logout.', '`<public>/oauth2/fallbacks/logout/callback`'),
+  },
+  secrets: {
+    system: list([], 'System secrets, at least 16 characters each. The first signs and encrypts; the others are still accepted (rotation). Required unless `dsn` is `memory`.', { secret: true }, z.string().min(16, 'must be at least 16 characters')),
+    cookie: list([], 'Cookie secrets (default: `secrets.system`).', { secret: true }, z.string().min(16, 'must be at least 16 characters')),
+    pagination: list([], 'Page-token secrets (default: `secrets.system`).', { secret: true }, z.string().min(16, 'must be at least 16 characters')),
+  },
+  ttl: {
+    login_consent_request: dur('30m', 'Lifetime of login and consent challenges.'),
+    access_token: dur('1h', 'Access token lifetime.'),
+    refresh_token: dur('720h', 'Refresh token lifetime (`-1`: never expires).'),
+    id_token: dur('1h', 'ID token lifetime.'),
+    auth_code: dur('10m', 'Authorization code lifetime.'),
+    authentication_session: dur('720h', 'Remembered login session lifetime (at most 180 days).'),
+  },
+  strategies: {
+    access_token: oneOf(['opaque', 'jwt'], 'opaque', 'Access token format; a client’s `access_token_strategy` wins.'),
+    scope: oneOf(['wildcard', 'exact'], 'wildcard', 'Scope matching strategy.'),
+    jwt: {
+      scope_claim: oneOf(['list', 'string', 'both'], 'list', 'JWT access tokens carry scopes as `scp` (list), `scope` (string) or both.'),
+      stateless: {
+        enabled: bool(false, 'Issue self-contained JWT access tokens and write no token row; introspection, revocation and userinfo then answer 501.'),
+        claim_name: str('stateless', 'Top-level claim that marks a stateless JWT access token.'),
+      },
+    },
+  },
+  oauth2: {
+    preserve_ext_claims: bool(false, 'With `mirror_top_level_claims` off, keep non-promoted custom claims in `ext`.'),
+    mirror_top_level_claims: bool(true, 'Mirror promoted custom claims into `ext` as well.'),
+    allowed_top_level_claims: list([], 'Custom claims promoted to the top level of JWT access tokens.'),
+    exclude_not_before_claim: bool(false, 'Leave `nbf` out of JWT access tokens.'),
+    expose_internal_errors: bool(false, 'Append debug text to `error_description`.'),
+    pkce: {
+      enforced: bool(false, 'Require PKCE for every client.'),
+      enforced_for_public_clients: bool(false, 'Require PKCE for public clients.'),
+    },
+    grant: {
+      refresh_token: {
+        rotation_grace_period: dur('0s', 'Grace period in which a rotated refresh token may be reused (at most 5m; at most 180 days when a reuse count is set).'),
+        rotation_grace_reuse_count: int(0, 'How many times a rotated refresh token may be reused within the grace period (0: unlimited within a 5m period).'),
+      },
+      jwt: {
+        jti_optional: bool(false, 'JWT bearer assertions may omit `jti`.'),
+        iat_optional: bool(false, 'JWT bearer assertions may omit `iat`.'),
+        max_ttl: dur('720h', 'Maximum lifetime of a JWT bearer assertion.'),
+      },
+    },
+    client_credentials: {
+      default_grant_allowed_scope: bool(false, 'Grant all client scopes when a client_credentials request asks for none.'),
+    },
+    hashers: {
+      algorithm: oneOf(['pbkdf2', 'bcrypt'], 'pbkdf2', 'Client secret hasher.'),
+      pbkdf2: { iterations: int(25000, 'PBKDF2-SHA256 iterations.', 1) },
+      bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
+    },
+    session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    token_hook: url('Token hook URL called before tokens are issued.', '""'),
+  },
+  oidc: {
+    subject_identifiers: {
+      supported_types: list(['public'], 'Subject identifier types (`public`, `pairwise`).'),
+      pairwise: { salt: str('', 'Salt for pairwise subjects (at least 8 characters).', { secret: true }) },
+    },
+    dynamic_client_registration: {
+      enabled: bool(false, 'Enable OpenID Connect dynamic client registration on the public listener.'),
+      default_scope: list(['offline_access', 'offline', 'openid'], 'Scope of clients created without one.'),
+    },
+  },
+  webfinger: {
+    jwks: { broadcast_keys: list(['hydra.openid.id-token'], 'Key sets published at /.well-known/jwks.json.') },
+    oidc_discovery: {
+      client_registration_url: url('`registration_endpoint` in discovery (omitted when empty).', '""'),
+      supported_claims: list([], 'Extra `claims_supported`.'),
+      supported_scope: list([], 'Extra `scopes_supported`.'),
+      auth_url: url('Override of `authorization_endpoint`.', '""'),
+      token_url: url('Override of `token_endpoint`.', '""'),
+      jwks_url: url('Override of `jwks_uri`.', '""'),
+      userinfo_url: url('Override of `userinfo_endpoint`.', '""'),
+    },
+  },
+  feature_flags: {
+    discard_skipped_consents: bool(false, 'Do not store skipped consents (only an identifier, briefly); front- and back-channel logout then do not work.'),
+  },
+  clients: {
+    http: {
+      disallow_private_ip_ranges: bool(false, 'Refuse outbound requests (jwks_uri, request_uri, logout, token hook) to internal addresses.'),
+      private_ip_exception_urls: list([], 'URLs exempt from the private-address refusal.'),
+    },
+  },
+  db: {
+    memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
+    pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
+    jwk_cache: {
+      enabled: bool(false, 'Cache JSON Web Keys in memory. Updates are not pushed: entries expire after `ttl`.'),
+      size: int(1000, 'Maximum number of cached keys.', 1),
+      ttl: dur('1m', 'Time-to-live of cached keys (recommended: keep it short).'),
+    },
+  },
+  worker: {
+    concurrency: int(4, 'Jobs run at once per worker process.', 1),
+    poll_interval: dur('2s', 'Fallback poll interval (jobs are normally picked up at once via LISTEN/NOTIFY).'),
+    in_process: oneOf(['auto', 'on', 'off'], 'auto', 'Run a worker inside `serve all` (`auto`: only with `dsn: memory`).'),
+  },
+  janitor: {
+    batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
+    limit: int(10000, 'Rows a janitor run selects per target before it re-enqueues itself.', 1),
+  },
+  log: {
+    level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic'], 'info', 'Log level.'),
+    format: oneOf(['json', 'text', 'json_pretty'], 'json', 'Log format.'),
+    leak_sensitive_values: bool(false, 'Log values that are normally redacted (never in production).'),
+  },
+  dsync: {
+    external_url: url('Base URL that identity providers reach (`scim.endpoint` prefix).', '= urls.self.public', ),
+    api_keys: list([], 'API keys accepted by `/api/v1/dsync` (`Authorization: Api-Key <key>`).', { secret: true, aliases: ['JACKSON_API_KEYS'] }),
+    webhook_batch_size: int(0, 'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).'),
+    webhook_batch_cron_interval: secs('0', 'Batch mode: process the queue on this interval (seconds or a duration; 0: only on `POST /api/v1/dsync/cron/process-events`).'),
+    webhook: {
+      max_attempts: int(10, 'Delivery attempts per webhook job before it is left in the failed state.', 1),
+      timeout: dur('20s', 'Timeout of one webhook request.'),
+    },
+    webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
+    disallow_private_ip_ranges: bool(false, 'Refuse webhook and cloud-directory requests to internal addresses.'),
+    google: {
+      client_id: str('', 'Google OAuth client id.', { aliases: ['GOOGLE_CLIENT_ID'] }),
+      client_secret: str('', 'Google OAuth client secret.', { secret: true, aliases: ['GOOGLE_CLIENT_SECRET'] }),
+      authorize_path: str('/api/scim/oauth/authorize', 'Path (on `dsync.external_url`) that starts the Google authorization.'),
+      callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
+      auth_url: url('Google authorization endpoint.', 'https://accounts.google.com/o/oauth2/v2/auth'),
+      token_url: url('Google token endpoint.', 'https://oauth2.googleapis.com/token'),
+      api_url: url('Google Admin SDK base URL.', 'https://admin.googleapis.com'),
+      sync_interval: dur('2h', 'How often cloud directories are synced (the crontab schedules the sweep).'),
+    },
+  },
+} satisfies { [key: string]: SpecNode };
+
+export interface LeafInfo {
+  path: string;
+  env: string[];
+  node: Leaf;
+}
+
+function isLeaf(n: SpecNode): n is Leaf {
+  return (n as Leaf).leaf === true;
+}
+
+export function configLeaves(node: SpecNode = spec, prefix: string[] = []): LeafInfo[] {
+  if (isLeaf(node)) {
+    const path = prefix.join('.');
+    return [{ path, env: [prefix.join('_').toUpperCase(), ...(node.aliases ?? [])], node }];
+  }
+  return Object.entries(node).flatMap(([k, child]) => configLeaves(child, [...prefix, k]));
+}
+
+function build(node: SpecNode): z.ZodType {
+  if (isLeaf(node)) return node.schema;
+  const shape: Record<string, z.ZodType> = {};
+  for (const [k, child] of Object.entries(node)) shape[k] = build(child);
+  return z.strictObject(shape).prefault({});
+}
+
+export const configSchema = build(spec);
+
+type Out<N> = N extends Leaf<infer S> ? z.output<S> : { readonly [K in keyof N]: Out<N[K]> };
+
+/** Parsed configuration, before derived defaults. Durations are milliseconds. */
+export type RawConfig = Out<typeof spec>;

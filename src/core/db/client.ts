@@ -1,0 +1,51 @@
+/** pg Pool + Kysely, one per DSN. Every pool gets an error listener (a dropped idle client must not crash the process). */
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Logger } from '../log.ts';
+import type { Database } from './schema.ts';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  destroy(): Promise<void>;
+}
+
+// int8 (COUNT(*), bigserial) as JS numbers: our counts and ids stay far below 2^53.
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function createDatabase(url: string, opts: { max?: number; log?: Logger; applicationName?: string } = {}): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    types,
+    application_name: opts.applicationName ?? 'gatehouse',
+    idleTimeoutMillis: 30_000,
+  });
+  let destroyed = false;
+  // After destroy() began, a server-side close of a connection that is being ended is expected.
+  const onError = (err: Error) =>
+    opts.log?.[destroyed ? 'debug' : 'warn']({ code: (err as { code?: string }).code }, 'database connection closed');
+  pool.on('error', onError);
+  // graphile-worker checks that clients handed out have error listeners too.
+  pool.on('connect', (client) => {
+    client.on('error', onError);
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    pool,
+    async destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      // Let clients that are still being released (a worker's LISTEN client) come back first.
+      const deadline = Date.now() + 2_000;
+      while (pool.totalCount > pool.idleCount && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await db.destroy();
+      // kysely ends the pool only if it ever used it.
+      if (!pool.ended) await pool.end();
+    },
+  };
+}

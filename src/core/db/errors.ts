@@ -1,0 +1,14 @@
+/** Maps PostgreSQL errors to application errors once, for stores. */
+import { AppError, conflict } from '../errors.ts';
+
+export const pgCode = (e: unknown): string | undefined =>
+  typeof e === 'object' && e !== null ? ((e as { code?: string }).code ?? undefined) : undefined;
+
+export const isUniqueViolation = (e: unknown) => pgCode(e) === '23505';
+export const isForeignKeyViolation = (e: unknown) => pgCode(e) === '23503';
+
+/** Unique violation → 409; anything else passes through unchanged. */
+export function mapDbError(e: unknown, onConflict: () => AppError = () => conflict()): unknown {
+  if (isUniqueViolation(e)) return onConflict();
+  return e;
+}

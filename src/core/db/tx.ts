@@ -1,0 +1,42 @@
+/**
+ * Transactions with serialization retry (seed behaviour 9). The whole transaction body is re-run
+ * when PostgreSQL (or CockroachDB) reports a serialization failure (40001) or a deadlock (40P01);
+ * attempts are bounded and jittered, and the error surfaces only when they run out.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import pRetry from 'p-retry';
+import type { Database } from './schema.ts';
+
+export type Executor = Kysely<Database> | Transaction<Database>;
+export type Isolation = 'serializable' | 'repeatable read' | 'read committed';
+
+const RETRYABLE = new Set(['40001', '40P01']);
+
+export const isRetryableTxError = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && RETRYABLE.has((e as { code?: string }).code ?? '');
+
+export interface TxOptions {
+  isolation?: Isolation;
+  /** Re-runs after the first attempt. Each is cheap; contention clears within a few. */
+  retries?: number;
+  onRetry?: (attempt: number, error: unknown) => void;
+}
+
+export async function withTx<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+  const run = () => {
+    let b = db.transaction();
+    if (opts.isolation) b = b.setIsolationLevel(opts.isolation);
+    return b.execute(fn);
+  };
+  return pRetry(run, {
+    retries: opts.retries ?? 8,
+    minTimeout: 5,
+    maxTimeout: 150,
+    factor: 2,
+    randomize: true,
+    shouldRetry: ({ error }) => isRetryableTxError(error),
+    onFailedAttempt: ({ error, attemptNumber }) => {
+      if (isRetryableTxError(error)) opts.onRetry?.(attemptNumber, error);
+    },
+  });
+}

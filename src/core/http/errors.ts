@@ -1,0 +1,99 @@
+/**
+ * The outermost error middleware: renders every error in its family's wire shape and never leaks a
+ * stack, a secret or an address. Errors are values created per request (seed behaviour 13), so the
+ * body is always built from the one error this request threw.
+ */
+import type { Context, Next } from 'koa';
+import { AppError, type ErrorFamily, HERODOT } from '../errors.ts';
+
+export const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+export interface ErrorRenderOptions {
+  exposeDebug: boolean;
+}
+
+/** Hydra flattens hint (and debug, when exposed) into error_description; `"` becomes `'`. */
+export function hydraBody(e: AppError, exposeDebug: boolean): { error: string; error_description: string } {
+  let d = e.description;
+  if (e.hint) d = d ? `${d} ${e.hint}` : e.hint;
+  if (exposeDebug && e.debug) d = d ? `${d} ${e.debug}` : e.debug;
+  return { error: e.code, error_description: d.replaceAll('"', "'") };
+}
+
+export function renderError(ctx: Context, e: AppError, opts: ErrorRenderOptions): void {
+  const family: ErrorFamily = e.family ?? (ctx.state.errorFamily as ErrorFamily | undefined) ?? 'hydra';
+  ctx.status = e.status;
+  for (const [k, v] of Object.entries(e.headers ?? {})) ctx.set(k, v);
+  switch (family) {
+    case 'scim':
+      ctx.type = 'application/scim+json';
+      ctx.body = {
+        schemas: [SCIM_ERROR_URN],
+        detail: e.description || e.code,
+        status: String(e.status),
+        ...(e.code && e.code !== 'scim' && !e.code.includes(' ') ? { scimType: e.code } : {}),
+      };
+      return;
+    case 'dsync':
+      ctx.type = 'application/json';
+      ctx.body = { error: { message: e.description || e.code } };
+      return;
+    default:
+      ctx.type = 'application/json';
+      ctx.body = hydraBody(e, opts.exposeDebug);
+  }
+}
+
+/** Body-parser failures (co-body / raw-body) carry `status` and `type` but no `expose`. */
+function fromBodyParser(err: { status?: number; type?: string; name?: string }): AppError | undefined {
+  if (err.type === 'entity.too.large') return new AppError({ status: 413, code: HERODOT.badRequest, description: 'The request body is too large.' });
+  if (err.type === 'entity.parse.failed' || (err.name === 'SyntaxError' && err.status === 400)) {
+    return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body is not valid JSON.' });
+  }
+  if (err.status === 400 && typeof err.type === 'string') {
+    return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body could not be read.' });
+  }
+  if (err.status === 415) return new AppError({ status: 415, code: HERODOT.badRequest, description: 'Unsupported content type.' });
+  return undefined;
+}
+
+const ROUTE_NOT_FOUND = {
+  error: {
+    code: 404,
+    status: 'Not Found',
+    message: 'Not Found',
+    reason: 'The requested route does not exist. Make sure you are using the right path, domain, and port.',
+  },
+};
+
+export function errorMiddleware(opts: ErrorRenderOptions) {
+  return async function errors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.body == null && ctx.status >= 400) {
+        const status = ctx.status;
+        const family = ctx.state.errorFamily as ErrorFamily | undefined;
+        if (status === 404 && !(ctx as { _matchedRoute?: unknown })._matchedRoute && !family) {
+          ctx.body = ROUTE_NOT_FOUND;
+        } else {
+          const text = status === 405 ? 'Method Not Allowed' : status === 404 ? HERODOT.notFound : 'error';
+          renderError(ctx, new AppError({ status, code: text, description: '' }), opts);
+        }
+        ctx.status = status;
+      }
+    } catch (err) {
+      const e = err instanceof AppError ? err : fromBodyParser(err as never);
+      if (e) {
+        if (e.status >= 500) ctx.state.log?.error({ err: e }, 'request failed');
+        renderError(ctx, e, opts);
+        return;
+      }
+      ctx.state.log?.error({ err }, 'unhandled error');
+      const family = ctx.state.errorFamily as ErrorFamily | undefined;
+      const generic = new AppError({ status: 500, code: HERODOT.internal, description: 'The error is unrecognizable' });
+      if (family === 'scim') renderError(ctx, new AppError({ status: 500, code: 'scim', description: 'Internal server error' }), opts);
+      else if (family === 'dsync') renderError(ctx, new AppError({ status: 500, code: 'error', description: 'Internal server error' }), opts);
+      else renderError(ctx, generic, opts);
+    }
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Inspecting and re-enqueueing dead jobs. A job is dead when `attempts >= max_attempts`; it stays
+ * in graphile-worker's table with its last error until it is retried or removed.
+ */
+import { sql } from 'kysely';
+import type { Executor } from '../db/tx.ts';
+
+export interface FailedJob {
+  id: number;
+  task: string;
+  queue: string | null;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  key: string | null;
+}
+
+export interface JobFilter {
+  task?: string;
+  ids?: number[];
+  queue?: string;
+}
+
+function where(f: JobFilter) {
+  return sql`attempts >= max_attempts
+    ${f.task ? sql`and task_identifier = ${f.task}` : sql``}
+    ${f.queue ? sql`and queue_name = ${f.queue}` : sql``}
+    ${f.ids?.length ? sql`and id = any(${f.ids}::bigint[])` : sql``}`;
+}
+
+export async function listFailedJobs(exec: Executor, f: JobFilter = {}, limit = 100): Promise<FailedJob[]> {
+  const { rows } = await sql<{
+    id: number;
+    task_identifier: string;
+    queue_name: string | null;
+    attempts: number;
+    max_attempts: number;
+    last_error: string | null;
+    created_at: Date;
+    updated_at: Date;
+    key: string | null;
+  }>`select id, task_identifier, queue_name, attempts, max_attempts, last_error, created_at, updated_at, key
+     from graphile_worker.jobs where ${where(f)} order by id limit ${limit}`.execute(exec);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    task: r.task_identifier,
+    queue: r.queue_name,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    lastError: r.last_error,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    key: r.key,
+  }));
+}
+
+/** Makes dead jobs runnable now with a fresh attempt budget. Returns the ids re-enqueued. */
+export async function retryFailedJobs(exec: Executor, f: JobFilter = {}): Promise<number[]> {
+  const { rows: ids } = await sql<{ id: number }>`select id from graphile_worker.jobs where ${where(f)}`.execute(exec);
+  if (!ids.length) return [];
+  const { rows } = await sql<{ id: number }>`
+    select id from graphile_worker.reschedule_jobs(${ids.map((r) => Number(r.id))}::bigint[], run_at := now(), attempts := 0)`.execute(exec);
+  return rows.map((r) => Number(r.id));
+}

@@ -1,0 +1,34 @@
+/**
+ * `defineTask(schema, handler)`: a graphile-worker task whose payload is parsed with zod and whose
+ * handler receives the process's container. A payload that does not parse fails the job without
+ * retries being useful, so it is reported clearly in `last_error`.
+ */
+import type { JobHelpers, Task } from 'graphile-worker';
+import type { z } from 'zod';
+
+export type TaskHandler<C, P> = (ctx: C, payload: P, helpers: JobHelpers) => Promise<void>;
+
+export interface BoundTask<C> extends Task {
+  bindTo(ctx: C): Task;
+}
+
+let fallbackContext: (() => Promise<unknown>) | undefined;
+
+/** For running task files under the plain `graphile-worker` CLI: where to get a container. */
+export function setFallbackTaskContext(fn: () => Promise<unknown>): void {
+  fallbackContext = fn;
+}
+
+export function defineTask<C, S extends z.ZodType>(schema: S, handler: TaskHandler<C, z.output<S>>): BoundTask<C> {
+  const parse = (payload: unknown) => {
+    const r = schema.safeParse(payload);
+    if (!r.success) throw new Error(`invalid payload: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    return r.data;
+  };
+  const unbound = (async (payload: unknown, helpers: JobHelpers) => {
+    if (!fallbackContext) throw new Error('task run outside gatehouse worker: no container');
+    await handler((await fallbackContext()) as C, parse(payload), helpers);
+  }) as BoundTask<C>;
+  unbound.bindTo = (ctx: C) => (async (payload: unknown, helpers: JobHelpers) => handler(ctx, parse(payload), helpers)) as Task;
+  return unbound;
+}

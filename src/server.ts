@@ -1,0 +1,44 @@
+/** Builds the public and admin apps from the container and the domains, and serves them. */
+import type Koa from 'koa';
+import { type Container, readiness } from './container.ts';
+import { createApp, type Listening, listen } from './core/http/apps.ts';
+import { healthRouter } from './core/http/health.ts';
+import { VERSION } from './version.ts';
+
+export interface Apps {
+  public: Koa;
+  admin: Koa;
+}
+
+export function buildApps(c: Container): Apps {
+  const version = `v${VERSION}`;
+  const common = { log: c.log, exposeDebug: c.config.oauth2.expose_internal_errors, disableHealthLog: c.config.serve.request_log.disable_for_health };
+  // The public listener hides readiness details (Hydra does the same).
+  const publicHealth = healthRouter({
+    version,
+    readiness: async () => Object.fromEntries(Object.keys(await readiness(c)).map((k) => [k, 'not ready'])),
+  });
+  const adminHealth = healthRouter({ version, readiness: () => readiness(c) }, '/admin');
+  return {
+    public: createApp({ ...common, kind: 'public', routers: [publicHealth] }),
+    admin: createApp({ ...common, kind: 'admin', routers: [adminHealth] }),
+  };
+}
+
+export interface Serving {
+  public?: Listening;
+  admin?: Listening;
+  close(): Promise<void>;
+}
+
+export async function serve(c: Container, which: 'all' | 'public' | 'admin', ports?: { public?: number; admin?: number; host?: string }): Promise<Serving> {
+  const apps = buildApps(c);
+  const out: Serving = {
+    async close() {
+      await Promise.all([out.public?.close(), out.admin?.close()]);
+    },
+  };
+  if (which !== 'admin') out.public = await listen(apps.public, ports?.public ?? c.config.serve.public.port, ports?.host ?? c.config.serve.public.host);
+  if (which !== 'public') out.admin = await listen(apps.admin, ports?.admin ?? c.config.serve.admin.port, ports?.host ?? c.config.serve.admin.host);
+  return out;
+}
