@@ -56,7 +56,13 @@ function devSecret(dir: string, log: Logger): string {
 }
 
 export async function createContainer(o: ContainerOptions): Promise<Container> {
-  const log = o.log ?? createLogger({ level: o.config.log.level, format: o.config.log.format, leakSensitiveValues: o.config.log.leak_sensitive_values });
+  const log =
+    o.log ??
+    createLogger({
+      level: o.config.log.level,
+      format: o.config.log.format,
+      leakSensitiveValues: o.config.log.leak_sensitive_values,
+    });
   let config = o.config;
   const dsn = parseDsn(config.dsn);
   let embedded: EmbeddedPostgres | undefined;

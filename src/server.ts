@@ -12,7 +12,11 @@ export interface Apps {
 
 export function buildApps(c: Container): Apps {
   const version = `v${VERSION}`;
-  const common = { log: c.log, exposeDebug: c.config.oauth2.expose_internal_errors, disableHealthLog: c.config.serve.request_log.disable_for_health };
+  const common = {
+    log: c.log,
+    exposeDebug: c.config.oauth2.expose_internal_errors,
+    disableHealthLog: c.config.serve.request_log.disable_for_health,
+  };
   // The public listener hides readiness details (Hydra does the same).
   const publicHealth = healthRouter({
     version,
@@ -28,17 +32,31 @@ export function buildApps(c: Container): Apps {
 export interface Serving {
   public?: Listening;
   admin?: Listening;
-  close(): Promise<void>;
+  close(graceMs?: number): Promise<void>;
 }
 
-export async function serve(c: Container, which: 'all' | 'public' | 'admin', ports?: { public?: number; admin?: number; host?: string }): Promise<Serving> {
+export async function serve(
+  c: Container,
+  which: 'all' | 'public' | 'admin',
+  ports?: { public?: number; admin?: number; host?: string },
+): Promise<Serving> {
   const apps = buildApps(c);
   const out: Serving = {
-    async close() {
-      await Promise.all([out.public?.close(), out.admin?.close()]);
+    async close(graceMs?: number) {
+      await Promise.all([out.public?.close(graceMs), out.admin?.close(graceMs)]);
     },
   };
-  if (which !== 'admin') out.public = await listen(apps.public, ports?.public ?? c.config.serve.public.port, ports?.host ?? c.config.serve.public.host);
-  if (which !== 'public') out.admin = await listen(apps.admin, ports?.admin ?? c.config.serve.admin.port, ports?.host ?? c.config.serve.admin.host);
+  if (which !== 'admin')
+    out.public = await listen(
+      apps.public,
+      ports?.public ?? c.config.serve.public.port,
+      ports?.host ?? c.config.serve.public.host,
+    );
+  if (which !== 'public')
+    out.admin = await listen(
+      apps.admin,
+      ports?.admin ?? c.config.serve.admin.port,
+      ports?.host ?? c.config.serve.admin.host,
+    );
   return out;
 }

@@ -33,7 +33,9 @@ export function registerJobs(program: Command): void {
           else if (!jobs.length) process.stdout.write('no failed jobs\n');
           else {
             for (const x of jobs) {
-              process.stdout.write(`${String(x.id).padEnd(8)} ${x.task.padEnd(24)} ${x.attempts}/${x.maxAttempts}  ${(x.lastError ?? '').split('\n')[0]}\n`);
+              process.stdout.write(
+                `${String(x.id).padEnd(8)} ${x.task.padEnd(24)} ${x.attempts}/${x.maxAttempts}  ${(x.lastError ?? '').split('\n')[0]}\n`,
+              );
             }
           }
         } finally {
@@ -49,11 +51,14 @@ export function registerJobs(program: Command): void {
     .option('--all', 'every failed job')
     .action((o: JobFlags) =>
       run(async () => {
-        if (!o.task && !o.id?.length && !o.queue && !o.all) throw new Error('jobs retry: name --task, --queue, --id or --all');
+        if (!o.task && !o.id?.length && !o.queue && !o.all)
+          throw new Error('jobs retry: name --task, --queue, --id or --all');
         const c = await createContainer({ config: configFrom(program.opts<GlobalFlags>()), autoMigrate: false });
         try {
           const ids = await retryFailedJobs(c.db, filterOf(o));
-          process.stdout.write(ids.length ? `re-enqueued ${ids.length} job(s): ${ids.join(', ')}\n` : 'no failed jobs matched\n');
+          process.stdout.write(
+            ids.length ? `re-enqueued ${ids.length} job(s): ${ids.join(', ')}\n` : 'no failed jobs matched\n',
+          );
         } finally {
           await c.close();
         }

@@ -24,10 +24,15 @@ export function registerMigrate(program: Command): void {
         if (direction && direction !== 'up') {
           throw new Error(`migrate sql ${direction}: migrations are forward-only; restore a backup to go back`);
         }
-        const c = await createContainer({ config: configFrom(program.opts<GlobalFlags>()), checkDialect: true, autoMigrate: false });
+        const c = await createContainer({
+          config: configFrom(program.opts<GlobalFlags>()),
+          checkDialect: true,
+          autoMigrate: false,
+        });
         try {
           const pending = (await migrationStatus(c.pool)).filter((s) => s.status === 'pending');
-          for (const p of pending) process.stdout.write(`pending  ${p.file}${p.transactional ? '' : '  (outside a transaction)'}\n`);
+          for (const p of pending)
+            process.stdout.write(`pending  ${p.file}${p.transactional ? '' : '  (outside a transaction)'}\n`);
           if (pending.length && !o.yes) {
             if (!process.stdin.isTTY) throw new Error('migrate sql: pass --yes to apply migrations non-interactively');
             if (!(await confirm('Apply these migrations? [y/N] '))) {
@@ -36,7 +41,9 @@ export function registerMigrate(program: Command): void {
             }
           }
           const r = await migrate(c.pool, { onApply: (f) => process.stdout.write(`applying ${f}\n`) });
-          process.stdout.write(r.applied.length ? `applied ${r.applied.length} migration(s)\n` : 'the database is up to date\n');
+          process.stdout.write(
+            r.applied.length ? `applied ${r.applied.length} migration(s)\n` : 'the database is up to date\n',
+          );
         } finally {
           await c.close();
         }
@@ -50,7 +57,14 @@ export function registerMigrate(program: Command): void {
         const c = await createContainer({ config: configFrom(program.opts<GlobalFlags>()), autoMigrate: false });
         try {
           const st = await migrationStatus(c.pool);
-          if (o.json) process.stdout.write(`${JSON.stringify(st.map(({ sql: _s, ...rest }) => rest), null, 2)}\n`);
+          if (o.json)
+            process.stdout.write(
+              `${JSON.stringify(
+                st.map(({ sql: _s, ...rest }) => rest),
+                null,
+                2,
+              )}\n`,
+            );
           else for (const s of st) process.stdout.write(`${s.status.padEnd(8)} ${s.file}\n`);
           if (st.some((s) => s.status === 'changed')) process.exitCode = 1;
         } finally {

@@ -8,18 +8,31 @@ import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlags): Promise<void> {
   const config = configFrom(flags);
   if (which !== 'all' && config.dsn === 'memory') {
-    throw new Error(`serve ${which} cannot use dsn=memory: the embedded database lives in one process; use serve all or a postgres:// DSN`);
+    throw new Error(
+      `serve ${which} cannot use dsn=memory: the embedded database lives in one process; use serve all or a postgres:// DSN`,
+    );
   }
   const c = await createContainer({ config, checkDialect: true });
   const pending = (await migrationStatus(c.pool)).filter((m) => m.status !== 'applied');
   if (pending.length) {
-    c.log.warn({ pending: pending.map((m) => m.file) }, 'migrations are pending: run gatehouse migrate sql; /health/ready answers 503 until then');
+    c.log.warn(
+      { pending: pending.map((m) => m.file) },
+      'migrations are pending: run gatehouse migrate sql; /health/ready answers 503 until then',
+    );
   }
   const s = await serve(c, which);
-  const inProcess = c.config.worker.in_process === 'on' || (c.config.worker.in_process === 'auto' && c.dsn.kind === 'memory');
-  const runner = which === 'all' && inProcess
-    ? await startWorker({ pool: c.pool, log: c.log, concurrency: c.config.worker.concurrency, pollInterval: c.config.worker.poll_interval, taskList: await loadTaskList(c) })
-    : undefined;
+  const inProcess =
+    c.config.worker.in_process === 'on' || (c.config.worker.in_process === 'auto' && c.dsn.kind === 'memory');
+  const runner =
+    which === 'all' && inProcess
+      ? await startWorker({
+          pool: c.pool,
+          log: c.log,
+          concurrency: c.config.worker.concurrency,
+          pollInterval: c.config.worker.poll_interval,
+          taskList: await loadTaskList(c),
+        })
+      : undefined;
   c.log.info(
     { public: s.public?.port, admin: s.admin?.port, worker: runner ? 'in-process' : 'separate', database: c.dsn.kind },
     'gatehouse is serving',
@@ -37,7 +50,9 @@ export function registerServe(program: Command): void {
   for (const which of ['all', 'public', 'admin'] as const) {
     cmd
       .command(which)
-      .description(which === 'all' ? 'Public (4444) and admin (4445) listeners in one process' : `Only the ${which} listener`)
+      .description(
+        which === 'all' ? 'Public (4444) and admin (4445) listeners in one process' : `Only the ${which} listener`,
+      )
       .action(() => run(() => serveCommand(which, program.opts<GlobalFlags>())));
   }
 }

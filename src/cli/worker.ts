@@ -11,7 +11,8 @@ export function registerWorker(program: Command): void {
     .action((o: { concurrency?: string }) =>
       run(async () => {
         const config = configFrom(program.opts<GlobalFlags>());
-        if (config.dsn === 'memory') throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
+        if (config.dsn === 'memory')
+          throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const c = await createContainer({ config, checkDialect: true });
         const runner = await startWorker({
           pool: c.pool,

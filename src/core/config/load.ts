@@ -139,16 +139,26 @@ function crossChecks(c: Config): string[] {
       'oauth2.grant.refresh_token.rotation_grace_period: must be at most 5m unless oauth2.grant.refresh_token.rotation_grace_reuse_count is set (then at most 180 days)',
     );
   }
-  if (c.ttl.authentication_session > 180 * DAY) out.push('ttl.authentication_session: must be at most 180 days (4320h)');
-  for (const key of ['login_consent_request', 'access_token', 'id_token', 'auth_code', 'authentication_session'] as const) {
+  if (c.ttl.authentication_session > 180 * DAY)
+    out.push('ttl.authentication_session: must be at most 180 days (4320h)');
+  for (const key of [
+    'login_consent_request',
+    'access_token',
+    'id_token',
+    'auth_code',
+    'authentication_session',
+  ] as const) {
     if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
   }
   const salt = c.oidc.subject_identifiers.pairwise.salt;
   if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
-    out.push('oidc.subject_identifiers.pairwise.salt: must be at least 8 characters when pairwise subjects are supported');
+    out.push(
+      'oidc.subject_identifiers.pairwise.salt: must be at least 8 characters when pairwise subjects are supported',
+    );
   }
   for (const t of c.oidc.subject_identifiers.supported_types) {
-    if (t !== 'public' && t !== 'pairwise') out.push(`oidc.subject_identifiers.supported_types: unknown type ${JSON.stringify(t)}`);
+    if (t !== 'public' && t !== 'pairwise')
+      out.push(`oidc.subject_identifiers.supported_types: unknown type ${JSON.stringify(t)}`);
   }
   return out;
 }

@@ -74,8 +74,7 @@ const url = (description: string, defaultText = '(derived)') =>
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   leaf('int', z.number().int().min(min).max(max).default(def), description, String(def));
 const bool = (def: boolean, description: string) => leaf('bool', z.boolean().default(def), description, String(def));
-const dur = (def: string, description: string) =>
-  leaf('duration', durationSchema.prefault(def), description, def);
+const dur = (def: string, description: string) => leaf('duration', durationSchema.prefault(def), description, def);
 const secs = (def: string, description: string, extra: LeafExtra = {}) =>
   leaf('seconds', secondsSchema.prefault(def), description, def === '0' ? '0 (off)' : def, extra);
 const list = (def: string[], description: string, extra: LeafExtra = {}, item: z.ZodType<string> = z.string()) =>
@@ -84,7 +83,11 @@ const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T
   leaf('enum', z.enum(values).default(def as never), description, def);
 
 export const spec = {
-  dsn: str('memory', 'Database: `postgres://…`, `postgresql://…`, `cockroach://…`, or `memory` (embedded PostgreSQL in `db.memory.dir`).', { secret: true }),
+  dsn: str(
+    'memory',
+    'Database: `postgres://…`, `postgresql://…`, `cockroach://…`, or `memory` (embedded PostgreSQL in `db.memory.dir`).',
+    { secret: true },
+  ),
   dev: bool(false, 'Development mode: allows an http issuer and insecure cookies.'),
   serve: {
     public: {
@@ -122,9 +125,24 @@ export const spec = {
     post_logout_redirect: url('Default target after logout.', '`<public>/oauth2/fallbacks/logout/callback`'),
   },
   secrets: {
-    system: list([], 'System secrets, at least 16 characters each. The first signs and encrypts; the others are still accepted (rotation). Required unless `dsn` is `memory`.', { secret: true }, z.string().min(16, 'must be at least 16 characters')),
-    cookie: list([], 'Cookie secrets (default: `secrets.system`).', { secret: true }, z.string().min(16, 'must be at least 16 characters')),
-    pagination: list([], 'Page-token secrets (default: `secrets.system`).', { secret: true }, z.string().min(16, 'must be at least 16 characters')),
+    system: list(
+      [],
+      'System secrets, at least 16 characters each. The first signs and encrypts; the others are still accepted (rotation). Required unless `dsn` is `memory`.',
+      { secret: true },
+      z.string().min(16, 'must be at least 16 characters'),
+    ),
+    cookie: list(
+      [],
+      'Cookie secrets (default: `secrets.system`).',
+      { secret: true },
+      z.string().min(16, 'must be at least 16 characters'),
+    ),
+    pagination: list(
+      [],
+      'Page-token secrets (default: `secrets.system`).',
+      { secret: true },
+      z.string().min(16, 'must be at least 16 characters'),
+    ),
   },
   ttl: {
     login_consent_request: dur('30m', 'Lifetime of login and consent challenges.'),
@@ -138,9 +156,16 @@ export const spec = {
     access_token: oneOf(['opaque', 'jwt'], 'opaque', 'Access token format; a client’s `access_token_strategy` wins.'),
     scope: oneOf(['wildcard', 'exact'], 'wildcard', 'Scope matching strategy.'),
     jwt: {
-      scope_claim: oneOf(['list', 'string', 'both'], 'list', 'JWT access tokens carry scopes as `scp` (list), `scope` (string) or both.'),
+      scope_claim: oneOf(
+        ['list', 'string', 'both'],
+        'list',
+        'JWT access tokens carry scopes as `scp` (list), `scope` (string) or both.',
+      ),
       stateless: {
-        enabled: bool(false, 'Issue self-contained JWT access tokens and write no token row; introspection, revocation and userinfo then answer 501.'),
+        enabled: bool(
+          false,
+          'Issue self-contained JWT access tokens and write no token row; introspection, revocation and userinfo then answer 501.',
+        ),
         claim_name: str('stateless', 'Top-level claim that marks a stateless JWT access token.'),
       },
     },
@@ -157,8 +182,14 @@ export const spec = {
     },
     grant: {
       refresh_token: {
-        rotation_grace_period: dur('0s', 'Grace period in which a rotated refresh token may be reused (at most 5m; at most 180 days when a reuse count is set).'),
-        rotation_grace_reuse_count: int(0, 'How many times a rotated refresh token may be reused within the grace period (0: unlimited within a 5m period).'),
+        rotation_grace_period: dur(
+          '0s',
+          'Grace period in which a rotated refresh token may be reused (at most 5m; at most 180 days when a reuse count is set).',
+        ),
+        rotation_grace_reuse_count: int(
+          0,
+          'How many times a rotated refresh token may be reused within the grace period (0: unlimited within a 5m period).',
+        ),
       },
       jwt: {
         jti_optional: bool(false, 'JWT bearer assertions may omit `jti`.'),
@@ -167,7 +198,10 @@ export const spec = {
       },
     },
     client_credentials: {
-      default_grant_allowed_scope: bool(false, 'Grant all client scopes when a client_credentials request asks for none.'),
+      default_grant_allowed_scope: bool(
+        false,
+        'Grant all client scopes when a client_credentials request asks for none.',
+      ),
     },
     hashers: {
       algorithm: oneOf(['pbkdf2', 'bcrypt'], 'pbkdf2', 'Client secret hasher.'),
@@ -200,11 +234,17 @@ export const spec = {
     },
   },
   feature_flags: {
-    discard_skipped_consents: bool(false, 'Do not store skipped consents (only an identifier, briefly); front- and back-channel logout then do not work.'),
+    discard_skipped_consents: bool(
+      false,
+      'Do not store skipped consents (only an identifier, briefly); front- and back-channel logout then do not work.',
+    ),
   },
   clients: {
     http: {
-      disallow_private_ip_ranges: bool(false, 'Refuse outbound requests (jwks_uri, request_uri, logout, token hook) to internal addresses.'),
+      disallow_private_ip_ranges: bool(
+        false,
+        'Refuse outbound requests (jwks_uri, request_uri, logout, token hook) to internal addresses.',
+      ),
       private_ip_exception_urls: list([], 'URLs exempt from the private-address refusal.'),
     },
   },
@@ -220,7 +260,11 @@ export const spec = {
   worker: {
     concurrency: int(4, 'Jobs run at once per worker process.', 1),
     poll_interval: dur('2s', 'Fallback poll interval (jobs are normally picked up at once via LISTEN/NOTIFY).'),
-    in_process: oneOf(['auto', 'on', 'off'], 'auto', 'Run a worker inside `serve all` (`auto`: only with `dsn: memory`).'),
+    in_process: oneOf(
+      ['auto', 'on', 'off'],
+      'auto',
+      'Run a worker inside `serve all` (`auto`: only with `dsn: memory`).',
+    ),
   },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
@@ -232,10 +276,19 @@ export const spec = {
     leak_sensitive_values: bool(false, 'Log values that are normally redacted (never in production).'),
   },
   dsync: {
-    external_url: url('Base URL that identity providers reach (`scim.endpoint` prefix).', '= urls.self.public', ),
-    api_keys: list([], 'API keys accepted by `/api/v1/dsync` (`Authorization: Api-Key <key>`).', { secret: true, aliases: ['JACKSON_API_KEYS'] }),
-    webhook_batch_size: int(0, 'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).'),
-    webhook_batch_cron_interval: secs('0', 'Batch mode: process the queue on this interval (seconds or a duration; 0: only on `POST /api/v1/dsync/cron/process-events`).'),
+    external_url: url('Base URL that identity providers reach (`scim.endpoint` prefix).', '= urls.self.public'),
+    api_keys: list([], 'API keys accepted by `/api/v1/dsync` (`Authorization: Api-Key <key>`).', {
+      secret: true,
+      aliases: ['JACKSON_API_KEYS'],
+    }),
+    webhook_batch_size: int(
+      0,
+      'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).',
+    ),
+    webhook_batch_cron_interval: secs(
+      '0',
+      'Batch mode: process the queue on this interval (seconds or a duration; 0: only on `POST /api/v1/dsync/cron/process-events`).',
+    ),
     webhook: {
       max_attempts: int(10, 'Delivery attempts per webhook job before it is left in the failed state.', 1),
       timeout: dur('20s', 'Timeout of one webhook request.'),
@@ -245,7 +298,10 @@ export const spec = {
     google: {
       client_id: str('', 'Google OAuth client id.', { aliases: ['GOOGLE_CLIENT_ID'] }),
       client_secret: str('', 'Google OAuth client secret.', { secret: true, aliases: ['GOOGLE_CLIENT_SECRET'] }),
-      authorize_path: str('/api/scim/oauth/authorize', 'Path (on `dsync.external_url`) that starts the Google authorization.'),
+      authorize_path: str(
+        '/api/scim/oauth/authorize',
+        'Path (on `dsync.external_url`) that starts the Google authorization.',
+      ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
       auth_url: url('Google authorization endpoint.', 'https://accounts.google.com/o/oauth2/v2/auth'),
       token_url: url('Google token endpoint.', 'https://oauth2.googleapis.com/token'),

@@ -13,10 +13,15 @@ export interface DatabaseHandle {
 // int8 (COUNT(*), bigserial) as JS numbers: our counts and ids stay far below 2^53.
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === 20
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-export function createDatabase(url: string, opts: { max?: number; log?: Logger; applicationName?: string } = {}): DatabaseHandle {
+export function createDatabase(
+  url: string,
+  opts: { max?: number; log?: Logger; applicationName?: string } = {},
+): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,

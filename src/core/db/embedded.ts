@@ -7,7 +7,17 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -30,7 +40,9 @@ async function binaries(): Promise<Binaries> {
     const mod = (await import(pkg)) as Binaries;
     return { initdb: mod.initdb, postgres: mod.postgres };
   } catch {
-    throw new Error(`embedded PostgreSQL is not available for ${platform()}-${arch()} (package ${pkg} is missing); set DSN to a postgres:// URL`);
+    throw new Error(
+      `embedded PostgreSQL is not available for ${platform()}-${arch()} (package ${pkg} is missing); set DSN to a postgres:// URL`,
+    );
   }
 }
 
@@ -52,7 +64,14 @@ function postgresUser(): { uid: number; gid: number } {
   try {
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    execFileSync('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      'postgres',
+    ]);
     return { uid: id('-u'), gid: id('-g') };
   }
 }
@@ -69,7 +88,9 @@ async function freePort(): Promise<number> {
 }
 
 const stripAddresses = (s: string) =>
-  s.replace(/\b\d{1,3}(?:\.\d{1,3}){3}\b/g, '<address>').replace(/\[?[0-9a-f]*:[0-9a-f:]+\]?/gi, (m) => (m.includes('::') || m.split(':').length > 3 ? '<address>' : m));
+  s
+    .replace(/\b\d{1,3}(?:\.\d{1,3}){3}\b/g, '<address>')
+    .replace(/\[?[0-9a-f]*:[0-9a-f:]+\]?/gi, (m) => (m.includes('::') || m.split(':').length > 3 ? '<address>' : m));
 
 async function waitForExit(pid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -114,7 +135,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   if (user) {
     // PostgreSQL refuses to run as root: run it as `postgres`, which must reach the binaries and data.
     if (!reachableBy(postgres, user.uid, user.gid)) {
-      const version = createHash('sha256').update(dirname(dirname(postgres))).digest('hex').slice(0, 12);
+      const version = createHash('sha256')
+        .update(dirname(dirname(postgres)))
+        .digest('hex')
+        .slice(0, 12);
       const copy = join('/var/tmp', `gatehouse-pg-bin-${version}`);
       if (!existsSync(join(copy, 'bin', 'postgres'))) {
         cpSync(dirname(dirname(postgres)), copy, { recursive: true, verbatimSymlinks: true });
@@ -125,7 +149,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     }
     if (!reachableBy(join(base, 'pg'), user.uid, user.gid)) {
       const alt = join('/var/tmp', `gatehouse-data-${createHash('sha256').update(base).digest('hex').slice(0, 12)}`);
-      opts.log?.warn({ dir: alt }, 'the data folder is not reachable by the postgres user; using a folder under /var/tmp');
+      opts.log?.warn(
+        { dir: alt },
+        'the data folder is not reachable by the postgres user; using a folder under /var/tmp',
+      );
       base = alt;
       mkdirSync(base, { recursive: true, mode: 0o755 });
       chmodSync(base, 0o755);
@@ -148,7 +175,21 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
       chownSync(initPw, user.uid, user.gid);
     }
     try {
-      await runToEnd(initdb, ['-D', dataDir, '--username=postgres', `--pwfile=${initPw}`, '--auth=scram-sha-256', '-E', 'UTF8', '--locale=C', '--no-instructions'], spawnOpts);
+      await runToEnd(
+        initdb,
+        [
+          '-D',
+          dataDir,
+          '--username=postgres',
+          `--pwfile=${initPw}`,
+          '--auth=scram-sha-256',
+          '-E',
+          'UTF8',
+          '--locale=C',
+          '--no-instructions',
+        ],
+        spawnOpts,
+      );
     } finally {
       rmSync(initPw, { force: true });
     }
@@ -158,7 +199,20 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const port = await freePort();
   const child = spawn(
     postgres,
-    ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'max_connections=200'],
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'max_connections=200',
+    ],
     // Own process group: a Ctrl-C on the terminal must not stop PostgreSQL before we have drained.
     { ...spawnOpts, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
@@ -188,7 +242,11 @@ function runToEnd(cmd: string, args: string[], opts: object): Promise<void> {
     c.stderr?.on('data', (d) => (out += d));
     c.on('error', (e) => rej(new Error(`cannot run ${cmd}: ${e.message}`)));
     c.on('exit', (code) =>
-      code === 0 ? res() : rej(new Error(`initdb failed (exit ${code}): ${stripAddresses(out.trim().split('\n').slice(-3).join(' | '))}`)),
+      code === 0
+        ? res()
+        : rej(
+            new Error(`initdb failed (exit ${code}): ${stripAddresses(out.trim().split('\n').slice(-3).join(' | '))}`),
+          ),
     );
   });
 }

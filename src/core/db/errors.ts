@@ -1,5 +1,5 @@
 /** Maps PostgreSQL errors to application errors once, for stores. */
-import { AppError, conflict } from '../errors.ts';
+import { type AppError, conflict } from '../errors.ts';
 
 export const pgCode = (e: unknown): string | undefined =>
   typeof e === 'object' && e !== null ? ((e as { code?: string }).code ?? undefined) : undefined;

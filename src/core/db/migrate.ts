@@ -63,7 +63,9 @@ const LEDGER = `CREATE TABLE IF NOT EXISTS gatehouse_schema_migrations (
   applied_at timestamptz NOT NULL DEFAULT now()
 )`;
 
-async function applied(client: pg.ClientBase): Promise<Map<number, { checksum: string; applied_at: Date; name: string }>> {
+async function applied(
+  client: pg.ClientBase,
+): Promise<Map<number, { checksum: string; applied_at: Date; name: string }>> {
   const exists = await client.query(`SELECT to_regclass('gatehouse_schema_migrations') AS t`);
   if (!exists.rows[0]?.t) return new Map();
   const { rows } = await client.query('SELECT version, name, checksum, applied_at FROM gatehouse_schema_migrations');
@@ -78,7 +80,11 @@ export async function migrationStatus(pool: pg.Pool, dir = SQL_DIR): Promise<Mig
     return files.map((f) => {
       const row = done.get(f.version);
       if (!row) return { ...f, status: 'pending' as const };
-      return { ...f, status: row.checksum === f.checksum ? ('applied' as const) : ('changed' as const), appliedAt: row.applied_at };
+      return {
+        ...f,
+        status: row.checksum === f.checksum ? ('applied' as const) : ('changed' as const),
+        appliedAt: row.applied_at,
+      };
     });
   } finally {
     client.release();
@@ -137,11 +143,10 @@ export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise
           await client.query('BEGIN');
           try {
             await client.query(f.sql);
-            await client.query('INSERT INTO gatehouse_schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-              f.version,
-              f.name,
-              f.checksum,
-            ]);
+            await client.query(
+              'INSERT INTO gatehouse_schema_migrations (version, name, checksum) VALUES ($1, $2, $3)',
+              [f.version, f.name, f.checksum],
+            );
             await client.query('COMMIT');
           } catch (e) {
             await client.query('ROLLBACK').catch(() => {});

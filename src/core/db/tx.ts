@@ -22,7 +22,11 @@ export interface TxOptions {
   onRetry?: (attempt: number, error: unknown) => void;
 }
 
-export async function withTx<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>, opts: TxOptions = {}): Promise<T> {
+export async function withTx<T>(
+  db: Kysely<Database>,
+  fn: (trx: Transaction<Database>) => Promise<T>,
+  opts: TxOptions = {},
+): Promise<T> {
   const run = () => {
     let b = db.transaction();
     if (opts.isolation) b = b.setIsolationLevel(opts.isolation);

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
 import type { Logger } from '../log.ts';
@@ -78,7 +78,12 @@ export function createApp(o: AppOptions): Koa {
   app.use(noCache);
   app.use(
     koaBody({
-      jsonTypes: ['application/json', 'application/scim+json', 'application/merge-patch+json', 'application/json-patch+json'],
+      jsonTypes: [
+        'application/json',
+        'application/scim+json',
+        'application/merge-patch+json',
+        'application/json-patch+json',
+      ],
       jsonStrict: true,
       jsonLimit: o.bodyLimit ?? '1mb',
       formLimit: o.bodyLimit ?? '1mb',

@@ -46,14 +46,16 @@ export function renderError(ctx: Context, e: AppError, opts: ErrorRenderOptions)
 
 /** Body-parser failures (co-body / raw-body) carry `status` and `type` but no `expose`. */
 function fromBodyParser(err: { status?: number; type?: string; name?: string }): AppError | undefined {
-  if (err.type === 'entity.too.large') return new AppError({ status: 413, code: HERODOT.badRequest, description: 'The request body is too large.' });
+  if (err.type === 'entity.too.large')
+    return new AppError({ status: 413, code: HERODOT.badRequest, description: 'The request body is too large.' });
   if (err.type === 'entity.parse.failed' || (err.name === 'SyntaxError' && err.status === 400)) {
     return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body is not valid JSON.' });
   }
   if (err.status === 400 && typeof err.type === 'string') {
     return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body could not be read.' });
   }
-  if (err.status === 415) return new AppError({ status: 415, code: HERODOT.badRequest, description: 'Unsupported content type.' });
+  if (err.status === 415)
+    return new AppError({ status: 415, code: HERODOT.badRequest, description: 'Unsupported content type.' });
   return undefined;
 }
 
@@ -91,8 +93,10 @@ export function errorMiddleware(opts: ErrorRenderOptions) {
       ctx.state.log?.error({ err }, 'unhandled error');
       const family = ctx.state.errorFamily as ErrorFamily | undefined;
       const generic = new AppError({ status: 500, code: HERODOT.internal, description: 'The error is unrecognizable' });
-      if (family === 'scim') renderError(ctx, new AppError({ status: 500, code: 'scim', description: 'Internal server error' }), opts);
-      else if (family === 'dsync') renderError(ctx, new AppError({ status: 500, code: 'error', description: 'Internal server error' }), opts);
+      if (family === 'scim')
+        renderError(ctx, new AppError({ status: 500, code: 'scim', description: 'Internal server error' }), opts);
+      else if (family === 'dsync')
+        renderError(ctx, new AppError({ status: 500, code: 'error', description: 'Internal server error' }), opts);
       else renderError(ctx, generic, opts);
     }
   };

@@ -61,6 +61,8 @@ export async function retryFailedJobs(exec: Executor, f: JobFilter = {}): Promis
   const { rows: ids } = await sql<{ id: number }>`select id from graphile_worker.jobs where ${where(f)}`.execute(exec);
   if (!ids.length) return [];
   const { rows } = await sql<{ id: number }>`
-    select id from graphile_worker.reschedule_jobs(${ids.map((r) => Number(r.id))}::bigint[], run_at := now(), attempts := 0)`.execute(exec);
+    select id from graphile_worker.reschedule_jobs(${ids.map((r) => Number(r.id))}::bigint[], run_at := now(), attempts := 0)`.execute(
+    exec,
+  );
   return rows.map((r) => Number(r.id));
 }

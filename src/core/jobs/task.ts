@@ -22,13 +22,17 @@ export function setFallbackTaskContext(fn: () => Promise<unknown>): void {
 export function defineTask<C, S extends z.ZodType>(schema: S, handler: TaskHandler<C, z.output<S>>): BoundTask<C> {
   const parse = (payload: unknown) => {
     const r = schema.safeParse(payload);
-    if (!r.success) throw new Error(`invalid payload: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    if (!r.success)
+      throw new Error(
+        `invalid payload: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      );
     return r.data;
   };
   const unbound = (async (payload: unknown, helpers: JobHelpers) => {
     if (!fallbackContext) throw new Error('task run outside gatehouse worker: no container');
     await handler((await fallbackContext()) as C, parse(payload), helpers);
   }) as BoundTask<C>;
-  unbound.bindTo = (ctx: C) => (async (payload: unknown, helpers: JobHelpers) => handler(ctx, parse(payload), helpers)) as Task;
+  unbound.bindTo = (ctx: C) =>
+    (async (payload: unknown, helpers: JobHelpers) => handler(ctx, parse(payload), helpers)) as Task;
   return unbound;
 }

@@ -1,0 +1,137 @@
+/**
+ * Boots the real public and admin apps on loopback ports, on a per-test-file database, with test
+ * configuration. `overrides` are config key paths (`'oauth2.pkce.enforced': true`).
+ */
+import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
+import type { TaskList } from 'graphile-worker';
+import type { Runner } from 'graphile-worker';
+import { loadConfig } from '../../src/core/config/load.ts';
+import { type Container, createContainer } from '../../src/container.ts';
+import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
+import { createLogger, type Logger } from '../../src/core/log.ts';
+import { serve, type Serving } from '../../src/server.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export const TEST_SECRET = 'test-system-secret-0123456789abcdef';
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (typeof a === 'object' && a ? res(a.port) : rej(new Error('no port'))));
+    });
+  });
+}
+
+/** Collects JSON log lines in memory (for tests that check what is logged). */
+export class LogCapture {
+  readonly lines: string[] = [];
+  readonly stream = new Writable({
+    write: (chunk, _enc, cb) => {
+      for (const l of String(chunk).split('\n')) if (l.trim()) this.lines.push(l);
+      cb();
+    },
+  });
+  entries(): Array<Record<string, unknown>> {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+  logger(level = 'debug'): Logger {
+    return createLogger({ level, destination: this.stream as never });
+  }
+}
+
+export interface TestServer {
+  publicUrl: string;
+  adminUrl: string;
+  container: Container;
+  database: TestDatabase;
+  serving: Serving;
+  /** Starts a worker in this process over tasks/ (or the given task list). */
+  startWorker(opts?: { taskList?: TaskList; crontab?: string; concurrency?: number }): Promise<Runner>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  overrides?: Record<string, unknown>;
+  log?: Logger;
+  database?: TestDatabase;
+}
+
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const database = opts.database ?? (await createTestDatabase());
+  const [pub, adm] = [await freePort(), await freePort()];
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      dsn: database.url,
+      dev: true,
+      'secrets.system': [TEST_SECRET],
+      'serve.public.port': pub,
+      'serve.admin.port': adm,
+      'serve.public.host': '127.0.0.1',
+      'serve.admin.host': '127.0.0.1',
+      'urls.self.issuer': `http://127.0.0.1:${pub}/`,
+      'urls.self.admin': `http://127.0.0.1:${adm}/`,
+      'log.level': 'warn',
+      'worker.poll_interval': '100ms',
+      ...opts.overrides,
+    },
+  });
+  const container = await createContainer({
+    config,
+    log: opts.log ?? createLogger({ level: 'silent' }),
+    databaseUrl: database.url,
+    autoMigrate: false,
+  });
+  const serving = await serve(container, 'all');
+  const runners: Runner[] = [];
+  return {
+    publicUrl: `http://127.0.0.1:${pub}`,
+    adminUrl: `http://127.0.0.1:${adm}`,
+    container,
+    database,
+    serving,
+    async startWorker(w = {}) {
+      const runner = await startWorker({
+        pool: container.pool,
+        log: container.log,
+        concurrency: w.concurrency ?? 2,
+        pollInterval: 100,
+        taskList: w.taskList ?? (await loadTaskList(container)),
+        ...(w.crontab !== undefined ? { crontab: w.crontab } : {}),
+      });
+      runners.push(runner);
+      return runner;
+    },
+    async close() {
+      await serving.close(1000);
+      for (const r of runners) await r.stop().catch(() => {});
+      await container.close();
+      if (!opts.database) await database.drop();
+    },
+  };
+}
+
+/** Polls `fn` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
+export async function eventually<T>(
+  fn: () => Promise<T | undefined | false | null>,
+  timeoutMs = 10_000,
+  stepMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
