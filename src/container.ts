@@ -17,8 +17,11 @@ import { migrate, migrationStatus } from './core/db/migrate.ts';
 import type { Database } from './core/db/schema.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
+import { createDsync, type Dsync } from './dsync/index.ts';
+import { createOAuth2, type OAuth2 } from './oauth2/index.ts';
 
-export interface Container {
+/** Shared infrastructure every domain receives. */
+export interface Core {
   config: Config;
   log: Logger;
   clock: Clock;
@@ -27,6 +30,12 @@ export interface Container {
   pool: pg.Pool;
   embedded: EmbeddedPostgres | undefined;
   close(): Promise<void>;
+}
+
+/** Core plus the two domains. Tasks receive this (bound by the worker runner). */
+export interface Container extends Core {
+  oauth2: OAuth2;
+  dsync: Dsync;
 }
 
 export interface ContainerOptions {
@@ -87,7 +96,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     await embedded?.stop();
     throw e;
   }
-  return {
+  const core: Core = {
     config,
     log,
     clock: o.clock ?? systemClock,
@@ -100,10 +109,11 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
       await embedded?.stop();
     },
   };
+  return { ...core, oauth2: createOAuth2(core), dsync: createDsync(core) };
 }
 
 /** Failing readiness checks: the database answers and no migration is pending. */
-export async function readiness(c: Container): Promise<Record<string, string>> {
+export async function readiness(c: Core): Promise<Record<string, string>> {
   const errors: Record<string, string> = {};
   try {
     await c.pool.query('SELECT 1');

@@ -24,8 +24,12 @@ export function buildApps(c: Container): Apps {
   });
   const adminHealth = healthRouter({ version, readiness: () => readiness(c) }, '/admin');
   return {
-    public: createApp({ ...common, kind: 'public', routers: [publicHealth] }),
-    admin: createApp({ ...common, kind: 'admin', routers: [adminHealth] }),
+    public: createApp({
+      ...common,
+      kind: 'public',
+      routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
+    }),
+    admin: createApp({ ...common, kind: 'admin', routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter] }),
   };
 }
 

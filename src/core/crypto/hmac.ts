@@ -1,0 +1,44 @@
+/**
+ * Hydra-style opaque tokens: `<prefix><B>.<S>`, where B is 32 random bytes (base64url) and S is
+ * base64url(HMAC-SHA512/256(B)) keyed with sha256(secret). Only S is stored. Any configured system
+ * secret validates (rotation); new tokens use the first.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export type TokenPrefix = 'ory_at_' | 'ory_rt_' | 'ory_ac_' | 'ory_dc_' | 'ory_ht_';
+
+const hmacKey = (secret: string) => createHash('sha256').update(secret, 'utf8').digest();
+const sign = (key: Buffer, b: string) => createHmac('sha512-256', key).update(b).digest('base64url');
+
+export interface OpaqueToken {
+  token: string;
+  /** The database key. */
+  signature: string;
+}
+
+export function generateOpaqueToken(prefix: TokenPrefix, secrets: readonly string[]): OpaqueToken {
+  const b = randomBytes(32).toString('base64url');
+  const signature = sign(hmacKey(secrets[0] as string), b);
+  return { token: `${prefix}${b}.${signature}`, signature };
+}
+
+/**
+ * The signature of a well-formed token whose HMAC verifies under one of the secrets; undefined
+ * otherwise (malformed, wrong prefix, forged). Constant-time per secret.
+ */
+export function verifyOpaqueToken(prefix: TokenPrefix, token: string, secrets: readonly string[]): string | undefined {
+  if (!token.startsWith(prefix)) return undefined;
+  const rest = token.slice(prefix.length);
+  const dot = rest.indexOf('.');
+  if (dot <= 0) return undefined;
+  const b = rest.slice(0, dot);
+  const s = rest.slice(dot + 1);
+  const given = Buffer.from(s, 'base64url');
+  if (given.length !== 32 || given.toString('base64url') !== s) return undefined;
+  let ok = false;
+  for (const secret of secrets) {
+    const expected = Buffer.from(sign(hmacKey(secret), b), 'base64url');
+    if (timingSafeEqual(expected, given)) ok = true;
+  }
+  return ok ? s : undefined;
+}

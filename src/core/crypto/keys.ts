@@ -1,0 +1,45 @@
+/**
+ * Keys derived from `secrets.system` with HKDF-SHA256, one per purpose. The first secret is the
+ * current one (it signs and encrypts); the others are still accepted (rotation). Each derived key
+ * carries a short id so that a ciphertext names the key that made it.
+ */
+import { createHash, hkdfSync } from 'node:crypto';
+
+export type KeyPurpose =
+  | 'flow' // login/consent/logout challenges and verifiers (JWE)
+  | 'cookie' // session and CSRF cookies (JWE)
+  | 'jwk' // private JSON Web Keys at rest
+  | 'session' // session data at rest (claims)
+  | 'pagination' // page tokens
+  | 'dsync' // directory-sync secrets at rest (cloud tokens, webhook secrets)
+  | 'state'; // signed OAuth state parameters (cloud directory authorization)
+
+export interface DerivedKey {
+  id: string;
+  key: Buffer;
+}
+
+export interface KeyRing {
+  /** The key new material is protected with. */
+  current: DerivedKey;
+  /** Every accepted key, current first. */
+  all: DerivedKey[];
+  byId(id: string): DerivedKey | undefined;
+}
+
+const SALT = Buffer.from('gatehouse/v1');
+
+export function deriveKey(secret: string, purpose: KeyPurpose, length = 32): DerivedKey {
+  const key = Buffer.from(
+    hkdfSync('sha256', Buffer.from(secret, 'utf8'), SALT, Buffer.from(`gatehouse:${purpose}`), length),
+  );
+  const id = createHash('sha256').update(key).digest('base64url').slice(0, 8);
+  return { id, key };
+}
+
+export function keyRing(secrets: readonly string[], purpose: KeyPurpose): KeyRing {
+  if (!secrets.length) throw new Error('no secrets configured');
+  const all = secrets.map((s) => deriveKey(s, purpose));
+  const map = new Map(all.map((k) => [k.id, k]));
+  return { current: all[0] as DerivedKey, all, byId: (id) => map.get(id) };
+}
