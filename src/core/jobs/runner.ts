@@ -3,7 +3,7 @@
  * `defineTask`; the runner binds each one to this process's container, so no task reaches for a
  * global. Signals are handled by the caller (the CLI), which stops the runner before the database.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Logger as GraphileLogger, run, type Runner, type Task, type TaskList } from 'graphile-worker';
@@ -27,6 +27,7 @@ export function graphileLogger(log: Logger): GraphileLogger {
 /** Loads every task file under `tasks/` and binds it to `ctx`. */
 export async function loadTaskList<C>(ctx: C, dir = TASKS_DIR): Promise<TaskList> {
   const list: TaskList = {};
+  if (!existsSync(dir)) return list;
   for (const file of readdirSync(dir).sort()) {
     const m = /^([a-z0-9_]+)\.(ts|js|mjs)$/.exec(file);
     if (!m) continue;

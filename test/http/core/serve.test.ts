@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,7 @@ describe('gatehouse serve all', () => {
 
   it('with dsn=memory starts an embedded PostgreSQL, migrates it, generates a dev secret with a warning and runs a worker', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-mem-'));
+    chmodSync(dir, 0o755); // reachable by the postgres user when the suite runs as root
     try {
       const p = serveAll({ DSN: 'memory', DB_MEMORY_DIR: join(dir, 'data') });
       const ports = await p.ports;
