@@ -58,10 +58,12 @@ describe('JSON Web Keys on the admin API', () => {
   });
 
   it('replaces and deletes whole sets through the Hydra SDK', async () => {
-    const a = (await sdk.createJsonWebKeySet({ set: 'sdk-set2', createJsonWebKeySet: { alg: 'EdDSA', kid: 'a', use: 'sig' } }))
-      .data.keys![0]!;
-    const b = (await sdk.createJsonWebKeySet({ set: 'other', createJsonWebKeySet: { alg: 'ES384', kid: 'b', use: 'sig' } }))
-      .data.keys![0]!;
+    const a = (
+      await sdk.createJsonWebKeySet({ set: 'sdk-set2', createJsonWebKeySet: { alg: 'EdDSA', kid: 'a', use: 'sig' } })
+    ).data.keys![0]!;
+    const b = (
+      await sdk.createJsonWebKeySet({ set: 'other', createJsonWebKeySet: { alg: 'ES384', kid: 'b', use: 'sig' } })
+    ).data.keys![0]!;
     const replaced = await sdk.setJsonWebKeySet({ set: 'sdk-set2', jsonWebKeySet: { keys: [b, a] } });
     expect(replaced.data.keys!.map((k) => k.kid)).toEqual(['b', 'a']);
     // The first key of a replaced set is the newest, so a GET returns the set in the same order.
@@ -132,7 +134,10 @@ describe('JSON Web Keys on the admin API', () => {
   it('answers unknown sets and keys with 404 JSON', async () => {
     const set = await admin('/admin/keys/nope');
     expect(set.status).toBe(404);
-    expect(await set.json()).toEqual({ error: 'Not Found', error_description: 'Unable to locate the requested resource' });
+    expect(await set.json()).toEqual({
+      error: 'Not Found',
+      error_description: 'Unable to locate the requested resource',
+    });
     const key = await admin('/admin/keys/nope/nokid');
     expect(key.status).toBe(404);
     expect(await key.json()).toEqual({ error: 'Unable to locate the resource', error_description: '' });
@@ -147,15 +152,22 @@ describe('JSON Web Keys on the admin API', () => {
     );
     const put = await admin('/admin/keys/dupe', {
       method: 'PUT',
-      json: { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'z' }, { kty: 'oct', k: 'b3RoZXI', kid: 'z' }] },
+      json: {
+        keys: [
+          { kty: 'oct', k: 'c2VjcmV0', kid: 'z' },
+          { kty: 'oct', k: 'b3RoZXI', kid: 'z' },
+        ],
+      },
     });
     expect(put.status).toBe(400);
   });
 
   it('uses the body kid on PUT /admin/keys/{set}/{kid}, and the path kid when the body has none', async () => {
-    const k = ((await (await admin('/admin/keys/putkey', { method: 'POST', json: { alg: 'ES256', kid: 'orig' } })).json()) as {
-      keys: JsonWebKey[];
-    }).keys[0]!;
+    const k = (
+      (await (await admin('/admin/keys/putkey', { method: 'POST', json: { alg: 'ES256', kid: 'orig' } })).json()) as {
+        keys: JsonWebKey[];
+      }
+    ).keys[0]!;
     const r = await admin('/admin/keys/putkey/ignored', { method: 'PUT', json: { ...k, kid: 'from-body' } });
     expect(r.status).toBe(200);
     expect(((await r.json()) as JsonWebKey).kid).toBe('from-body');
@@ -193,9 +205,11 @@ describe('JSON Web Keys on the admin API', () => {
   });
 
   it('stores imported public-only and symmetric keys and returns them as given', async () => {
-    const ec = ((await (await admin('/admin/keys/src', { method: 'POST', json: { alg: 'ES256', kid: 'e' } })).json()) as {
-      keys: JsonWebKey[];
-    }).keys[0]!;
+    const ec = (
+      (await (await admin('/admin/keys/src', { method: 'POST', json: { alg: 'ES256', kid: 'e' } })).json()) as {
+        keys: JsonWebKey[];
+      }
+    ).keys[0]!;
     const { d: _, ...pub } = ec;
     const oct = { kty: 'oct', kid: 'hmac', alg: 'HS256', use: 'sig', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQ' };
     const r = await admin('/admin/keys/imported', { method: 'PUT', json: { keys: [pub, oct] } });
