@@ -12,11 +12,31 @@ export interface NetworksTable {
   created_at: Generated<Date>;
 }
 
+/** JSON Web Keys (sql/0020). `keydata` is the sealed JWK (src/core/crypto/aead.ts), never plaintext. */
+export interface JwkKeysTable {
+  id: Generated<number>;
+  nid: string;
+  sid: string;
+  kid: string;
+  keydata: string;
+  created_at: Timestamp;
+}
+
+/** Row locks that serialise automatic key-set generation across processes (sql/0020). */
+export interface JwkSetLocksTable {
+  nid: string;
+  sid: string;
+}
+
 export interface Database {
   networks: NetworksTable;
+  jwk_keys: JwkKeysTable;
+  jwk_set_locks: JwkSetLocksTable;
 }
 
 /** Column lists per table, compared with information_schema in a test so this file cannot drift. */
 export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   networks: ['id', 'created_at'],
+  jwk_keys: ['id', 'nid', 'sid', 'kid', 'keydata', 'created_at'],
+  jwk_set_locks: ['nid', 'sid'],
 };
