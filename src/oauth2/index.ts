@@ -4,14 +4,24 @@
  */
 import Router from '@koa/router';
 import type { Core } from '../container.ts';
+import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
+import { mountClientRoutes } from './clients/routes.ts';
+import { type ClientService, createClientService } from './clients/service.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
   adminRouter: Router;
+  /** OAuth 2.0 clients: admin CRUD, `getClient`, `authenticateClient` (token endpoint). */
+  clients: ClientService;
+  /** OpenID Connect dynamic client registration. */
+  registration: RegistrationService;
 }
 
-export function createOAuth2(_core: Core): OAuth2 {
+export function createOAuth2(core: Core): OAuth2 {
   const publicRouter = new Router();
   const adminRouter = new Router();
-  return { publicRouter, adminRouter };
+  const clients = createClientService(core);
+  const registration = createRegistrationService(core, clients);
+  mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
+  return { publicRouter, adminRouter, clients, registration };
 }
