@@ -41,8 +41,15 @@ describe('admin API: OAuth 2.0 clients through @ory/hydra-client', () => {
     expect(c.registration_client_uri).toBe(`${s.publicUrl}/oauth2/register/${c.client_id}`);
     expect(c.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(c.updated_at).toBe(c.created_at);
-    const { client_id, client_secret, registration_access_token, registration_client_uri, created_at, updated_at, ...rest } =
-      c;
+    const {
+      client_id,
+      client_secret,
+      registration_access_token,
+      registration_client_uri,
+      created_at,
+      updated_at,
+      ...rest
+    } = c;
     expect(rest).toEqual({
       client_name: '',
       redirect_uris: ['http://localhost:3000/cb'],
