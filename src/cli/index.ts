@@ -2,6 +2,7 @@
 /** `gatehouse` — one command group per file (Hydra's cmd/ naming). */
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
+import { registerClients } from './clients.ts';
 import { registerJobs } from './jobs.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerServe } from './serve.ts';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerMigrate(program);
   registerJobs(program);
+  registerClients(program);
   return program;
 }
 
