@@ -150,7 +150,7 @@ async function writeClient(o: Opts, method: 'POST' | 'PUT', path: string, body: 
   printRow(format, one(c));
 }
 
-export function registerClients(program: Command): void {
+function registerCreate(program: Command): void {
   withClientFlags(
     verb(program, 'create', 'Create resources')
       .command('oauth2-client')
@@ -164,7 +164,9 @@ export function registerClients(program: Command): void {
       await writeClient(o, 'POST', '/admin/clients', body, formatOf(o));
     }),
   );
+}
 
+function registerUpdate(program: Command): void {
   withClientFlags(
     verb(program, 'update', 'Update resources')
       .command('oauth2-client')
@@ -172,7 +174,9 @@ export function registerClients(program: Command): void {
       .argument('<id>', 'client id')
       .description('Replace an OAuth 2.0 client (fields without a flag go back to their defaults)'),
   ).action((id: string, o: Opts) => run(() => writeClient(o, 'PUT', clientPath(id), clientFromFlags(o), formatOf(o))));
+}
 
+function registerGet(program: Command): void {
   verb(program, 'get', 'Get resources')
     .command('oauth2-client')
     .aliases(['client', 'clients', 'oauth2-clients'])
@@ -190,7 +194,9 @@ export function registerClients(program: Command): void {
         else printTable(formatOf(o), many(cs));
       }),
     );
+}
 
+function registerList(program: Command): void {
   verb(program, 'list', 'List resources')
     .command('oauth2-clients')
     .alias('clients')
@@ -216,7 +222,9 @@ export function registerClients(program: Command): void {
         });
       }),
     );
+}
 
+function registerDelete(program: Command): void {
   verb(program, 'delete', 'Delete resources')
     .command('oauth2-client')
     .aliases(['client', 'clients', 'oauth2-clients'])
@@ -244,4 +252,12 @@ export function registerClients(program: Command): void {
         if (failed.length) throw new Error(failed.join('\nerror: '));
       }),
     );
+}
+
+export function registerClients(program: Command): void {
+  registerCreate(program);
+  registerUpdate(program);
+  registerGet(program);
+  registerList(program);
+  registerDelete(program);
 }

@@ -61,6 +61,8 @@ export function parseGoDuration(input: string): number | undefined {
     consumed = GO_PART.lastIndex;
   }
   if (consumed !== s.length) return undefined;
+  // Go's Duration is int64 nanoseconds: anything longer overflows ("invalid duration").
+  if (total > 9_223_372_036_854) return undefined;
   const ms = Math.round(total) * sign;
   return Object.is(ms, -0) ? 0 : ms;
 }

@@ -55,8 +55,15 @@ const lifespanShape = Object.fromEntries(LIFESPAN_FIELDS.map((f) => [f, lifespan
 >;
 
 /** A client write body (POST, PUT, the result of a PATCH, dynamic registration). */
+/** Hydra's `hydra_client.id` is a VARCHAR(255). */
+const MAX_ID_LENGTH = 255;
+
 export const clientBody = z.object({
-  client_id: str,
+  client_id: z
+    .string()
+    .max(MAX_ID_LENGTH, `client_id must be at most ${MAX_ID_LENGTH} characters`)
+    .nullish()
+    .transform((v) => v ?? ''),
   client_name: str,
   client_secret: str,
   redirect_uris: listOrNull,
@@ -104,23 +111,34 @@ function describe(issue: z.core.$ZodIssue): string {
   return `${field}${issue.message}`;
 }
 
+const undecodable = (reason: string) =>
+  new AppError({ status: 400, code: HERODOT.badRequest, description: `Unable to decode the request body: ${reason}` });
+
+/** Deeper JSON than this (metadata, jwks) is refused before PostgreSQL's jsonb parser would choke on it. */
+const MAX_DEPTH = 32;
+
+/** What PostgreSQL cannot store (text and jsonb refuse U+0000) must be a 400, not a database error. */
+function assertStorable(v: unknown, depth = 0): void {
+  if (typeof v === 'string') {
+    if (v.includes('\u0000')) throw undecodable('strings must not contain the character U+0000');
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (depth >= MAX_DEPTH) throw undecodable(`JSON nested deeper than ${MAX_DEPTH} levels`);
+  for (const [k, x] of Object.entries(v)) {
+    assertStorable(k, depth + 1);
+    assertStorable(x, depth + 1);
+  }
+}
+
 /** Parses a JSON body as Hydra's json.Decoder would, throwing Hydra's 400 on a type mismatch. */
 export function decodeBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new AppError({
-      status: 400,
-      code: HERODOT.badRequest,
-      description: 'Unable to decode the request body: the body must be a JSON object',
-    });
+    throw undecodable('the body must be a JSON object');
   }
+  assertStorable(body);
   const r = schema.safeParse(body);
-  if (!r.success) {
-    throw new AppError({
-      status: 400,
-      code: HERODOT.badRequest,
-      description: `Unable to decode the request body: ${describe(r.error.issues[0] as z.core.$ZodIssue)}`,
-    });
-  }
+  if (!r.success) throw undecodable(describe(r.error.issues[0] as z.core.$ZodIssue));
   return r.data;
 }
 

@@ -48,7 +48,8 @@ const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>) {
   const { db, config, clock } = core;
   const nid = DEFAULT_NETWORK_ID;
-  const pageRing = keyRing(paginationSecrets(config), 'pagination');
+  // Derived per call (cheap HKDF), so building the service never fails on a missing secret.
+  const pageRing = () => keyRing(paginationSecrets(config), 'pagination');
   const hashers = config.oauth2.hashers;
   const env: ValidationEnv = {
     defaultScope: config.oidc.dynamic_client_registration.default_scope,
@@ -119,7 +120,8 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>)
   /** One keyset page ordered by id. @throws 400 on a bad page_size or page_token */
   async function list(q: ClientListQuery): Promise<Page<Client>> {
     const at = clock.now();
-    const page = await parsePageQuery({ page_size: q.pageSize, page_token: q.pageToken }, pageRing, PAGE_KIND, at);
+    const ring = pageRing();
+    const page = await parsePageQuery({ page_size: q.pageSize, page_token: q.pageToken }, ring, PAGE_KIND, at);
     const afterId = page.after?.id;
     if (page.after && typeof afterId !== 'string') {
       throw new AppError({
@@ -139,10 +141,10 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>)
     return {
       items,
       size: page.size,
-      firstToken: await encodePageToken(pageRing, PAGE_KIND, undefined, at),
+      firstToken: await encodePageToken(ring, PAGE_KIND, undefined, at),
       nextToken:
         rows.length > page.size && last
-          ? await encodePageToken(pageRing, PAGE_KIND, { id: last.client_id }, at)
+          ? await encodePageToken(ring, PAGE_KIND, { id: last.client_id }, at)
           : undefined,
     };
   }

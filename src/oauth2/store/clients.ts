@@ -10,6 +10,9 @@ import { LIFESPAN_FIELDS, type Lifespans, type StoredClient } from '../clients/m
 
 type Row = Selectable<Oauth2ClientsTable>;
 
+/** PostgreSQL text cannot hold U+0000, so no stored value contains it: such a key matches nothing (and is no error). */
+const unstorable = (...values: Array<string | undefined>) => values.some((v) => v?.includes('\u0000'));
+
 const json = (v: unknown) => JSON.stringify(v);
 
 function toRow(nid: string, s: StoredClient): Insertable<Oauth2ClientsTable> {
@@ -117,6 +120,7 @@ export async function findClientById(
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<StoredClient | undefined> {
+  if (unstorable(id)) return undefined;
   let q = db.selectFrom('oauth2_clients').selectAll().where('nid', '=', nid).where('id', '=', id);
   if (opts.forUpdate) q = q.forUpdate();
   const row = await q.executeTakeFirst();
@@ -136,6 +140,7 @@ export async function replaceClient(db: Executor, nid: string, s: StoredClient):
 }
 
 export async function deleteClientById(db: Executor, nid: string, id: string): Promise<boolean> {
+  if (unstorable(id)) return false;
   const r = await db.deleteFrom('oauth2_clients').where('nid', '=', nid).where('id', '=', id).executeTakeFirst();
   return r.numDeletedRows > 0n;
 }
@@ -150,6 +155,7 @@ export interface ClientListQuery {
 
 /** Keyset page ordered by id (byte order, the column's "C" collation). */
 export async function listClients(db: Executor, nid: string, q: ClientListQuery): Promise<StoredClient[]> {
+  if (unstorable(q.clientName, q.owner, q.afterId)) return [];
   let sel = db.selectFrom('oauth2_clients').selectAll().where('nid', '=', nid);
   if (q.clientName) sel = sel.where('client_name', '=', q.clientName);
   if (q.owner) sel = sel.where('owner', '=', q.owner);

@@ -176,6 +176,33 @@ describe('admin API: client validation (Hydra’s rules and error bodies)', () =
     expect(r.body.error_description).toMatch(/^Unable to decode the request body: field grant_types\.0/);
   });
 
+  it('answers input PostgreSQL could not store with 400 or 404, never 500', async () => {
+    const bodies = [
+      JSON.stringify({ client_name: 'a\u0000b' }),
+      JSON.stringify({ metadata: { ['k\u0000']: 1 } }),
+      JSON.stringify({ implicit_grant_access_token_lifespan: '99999999999999999999999h' }),
+      `{"metadata":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+      JSON.stringify({ client_id: 'x'.repeat(256) }),
+    ];
+    for (const body of bodies) {
+      const r = await create(body);
+      expect(r.status, body.slice(0, 60)).toBe(400);
+      expect(r.body.error_description).toMatch(/^Unable to decode the request body: /);
+    }
+    expect((await create({ client_id: 'y'.repeat(255) })).status).toBe(201);
+    for (const [method, path] of [
+      ['GET', '/admin/clients/a%00b'],
+      ['DELETE', '/admin/clients/a%00b'],
+      ['PATCH', '/admin/clients/a%00b'],
+    ] as const) {
+      const r = await call(s.adminUrl, method, path, method === 'PATCH' ? [] : undefined);
+      expect(r.status, `${method} ${path}`).toBe(404);
+    }
+    const list = await call(s.adminUrl, 'GET', '/admin/clients?owner=%00&client_name=a%00');
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual([]);
+  });
+
   it('refuses bad JSON Patch documents with 400 and leaves the client unchanged', async () => {
     const before = (await call(s.adminUrl, 'GET', `/admin/clients/${existing}`)).body;
     const cases: Array<[unknown, string]> = [
