@@ -34,8 +34,6 @@ export function parseDuration(input: string | number): number | undefined {
   return Math.round(total);
 }
 
-const GO_PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/gy;
-
 /**
  * Go's `time.ParseDuration` (what Hydra accepts on the wire for client lifespans): an optional sign,
  * then number+unit pairs with units ns, us/µs, ms, s, m, h, or a bare `0`. No days. Milliseconds,
@@ -50,15 +48,15 @@ export function parseGoDuration(input: string): number | undefined {
   }
   if (s === '0') return 0;
   if (s === '') return undefined;
-  GO_PART.lastIndex = 0;
+  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y; // sticky: each pair must follow the last
   let total = 0;
   let consumed = 0;
   for (;;) {
-    const m = GO_PART.exec(s);
+    const m = part.exec(s);
     if (!m) break;
     const unit = m[2] === 'μs' ? 'µs' : (m[2] as string);
     total += Number(m[1]) * (UNIT_MS[unit] as number);
-    consumed = GO_PART.lastIndex;
+    consumed = part.lastIndex;
   }
   if (consumed !== s.length) return undefined;
   // Go's Duration is int64 nanoseconds: anything longer overflows ("invalid duration").
