@@ -12,7 +12,10 @@ import type { Jwk } from './jwk/keys.ts';
 import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
 import { createKeySealer } from './jwk/sealed.ts';
 import { createJwkService, type JwkService } from './jwk/service.ts';
-import { DEFAULT_NID } from './store/network.ts';
+import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
+import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
+import { mountClientRoutes } from './clients/routes.ts';
+import { type ClientService, createClientService } from './clients/service.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -21,13 +24,17 @@ export interface OAuth2 {
   keys: KeyProvider;
   jwks: JwkService;
   discovery: DiscoveryService;
+  /** OAuth 2.0 clients: admin CRUD, `getClient`, `authenticateClient` (token endpoint). */
+  clients: ClientService;
+  /** OpenID Connect dynamic client registration. */
+  registration: RegistrationService;
 }
 
 export function createOAuth2(core: Core): OAuth2 {
   const publicRouter = new Router();
   const adminRouter = new Router();
   const { config, clock } = core;
-  const nid = DEFAULT_NID;
+  const nid = DEFAULT_NETWORK_ID;
 
   const sealer = createKeySealer(config.secrets.system, nid);
   const cacheCfg = config.db.jwk_cache;
@@ -48,5 +55,8 @@ export function createOAuth2(core: Core): OAuth2 {
   const discovery = createDiscoveryService(config, keys);
   registerDiscoveryRoutes(publicRouter, discovery);
 
-  return { publicRouter, adminRouter, keys, jwks, discovery };
+  const clients = createClientService(core);
+  const registration = createRegistrationService(core, clients);
+  mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration };
 }
