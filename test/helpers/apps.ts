@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/core/config/load.ts';
 import { type Container, createContainer } from '../../src/container.ts';
 import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
 import { createLogger, type Logger } from '../../src/core/log.ts';
+import type { Resolver } from '../../src/core/safe-fetch.ts';
 import { serve, type Serving } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -58,6 +59,8 @@ export interface TestServerOptions {
   overrides?: Record<string, unknown>;
   log?: Logger;
   database?: TestDatabase;
+  /** DNS seam of the container's outbound clients (`container.fetch`). */
+  resolver?: Resolver;
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -85,6 +88,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     log: opts.log ?? createLogger({ level: 'silent' }),
     databaseUrl: database.url,
     autoMigrate: false,
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
   });
   const serving = await serve(container, 'all');
   const runners: Runner[] = [];
