@@ -31,12 +31,27 @@ let port = 0;
 let connections = 0;
 const seen: Seen[] = [];
 
+/** Redirecting paths: status and target (`/to?u=<target>` redirects anywhere). */
+function redirectOf(url: URL): [number, string] | undefined {
+  const table: Record<string, [number, string]> = {
+    '/loop': [302, '/loop'],
+    '/r1': [302, '/r2'],
+    '/r2': [301, `http://127.0.0.1:${port}/echo`],
+    '/see-other': [303, '/echo'],
+    '/temporary': [307, '/echo'],
+    '/to': [302, url.searchParams.get('u') ?? '/'],
+  };
+  return table[url.pathname];
+}
+
 function route(req: http.IncomingMessage, res: http.ServerResponse, body: string): void {
   const url = new URL(req.url ?? '/', 'http://x');
-  const redirect = (status: number, to: string) => {
-    res.writeHead(status, { location: to });
+  const redirect = redirectOf(url);
+  if (redirect) {
+    res.writeHead(redirect[0], { location: redirect[1] });
     res.end();
-  };
+    return;
+  }
   switch (url.pathname) {
     case '/hang':
       return; // never answers
@@ -56,18 +71,6 @@ function route(req: http.IncomingMessage, res: http.ServerResponse, body: string
     case '/not-json':
       res.end('<html>');
       return;
-    case '/loop':
-      return redirect(302, '/loop');
-    case '/r1':
-      return redirect(302, '/r2');
-    case '/r2':
-      return redirect(301, `http://127.0.0.1:${port}/echo`);
-    case '/see-other':
-      return redirect(303, '/echo');
-    case '/temporary':
-      return redirect(307, '/echo');
-    case '/to': // /to?u=<absolute target>
-      return redirect(302, url.searchParams.get('u') ?? '/');
     default:
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ ok: true, path: url.pathname, method: req.method, body }));
