@@ -80,9 +80,12 @@ const TOKEN_TEXT: Array<[RegExp, string]> = [
   ],
 ];
 
+/** Cheap pre-check: only strings with one of these can hold token-shaped text. */
+const MAYBE_TOKEN = /ory_|eyJ|bearer|basic|api-key|dpop|:\/\/|[?&#]\w+=/i;
+
 function scrubText(s: string, secrets: boolean): string {
   let out = scrubAddresses(s);
-  if (secrets) for (const [re, by] of TOKEN_TEXT) out = out.replace(re, by);
+  if (secrets && MAYBE_TOKEN.test(out)) for (const [re, by] of TOKEN_TEXT) out = out.replace(re, by);
   return out;
 }
 
@@ -99,6 +102,10 @@ export function sanitizeLogValue(value: unknown, secrets = true, depth = 0): unk
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'audience' && v === 'audit') continue;
+    if (depth === 0 && (k === 'time' || k === 'level')) {
+      out[k] = v; // written by pino itself
+      continue;
+    }
     if (v !== null && v !== undefined && ADDRESS_KEYS.has(norm(k))) out[k] = '[address]';
     else if (secrets && v !== null && v !== undefined && (isSecretKey(k) || (isJwk && JWK_PRIVATE.has(k))))
       out[k] = '[redacted]';

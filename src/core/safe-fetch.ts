@@ -131,7 +131,7 @@ function parseTarget(input: string | URL, base?: URL): URL {
     throw new SafeFetchError('invalid_url', 'an invalid URL', 'outbound request refused: the URL is not valid');
   }
   if ((u.protocol !== 'http:' && u.protocol !== 'https:') || !u.hostname) {
-    throw new SafeFetchError('invalid_url', describeHost(u.hostname), 'outbound request refused: only http(s) URLs');
+    throw new SafeFetchError('invalid_url', 'an unsupported URL', 'outbound request refused: only http(s) URLs');
   }
   return u;
 }

@@ -65,7 +65,11 @@ describe('log rules over the running server', () => {
   const capture = new LogCapture();
   let s: TestServer;
   beforeAll(async () => {
-    s = await startTestServer({ log: capture.logger('debug') });
+    s = await startTestServer({
+      log: capture.logger('debug'),
+      overrides: { 'clients.http.disallow_private_ip_ranges': true },
+      resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
   });
   afterAll(async () => s?.close());
 
@@ -92,6 +96,15 @@ describe('log rules over the running server', () => {
       });
     }
     await worker.stop();
+    // The container's outbound clients: the OAuth2 one refuses (guard on), the dsync one does not.
+    await expect(s.container.fetch.oauth2(`${s.publicUrl}/health/alive`)).rejects.toThrow(
+      'outbound request to an IP-literal host refused: its address is not allowed (loopback)',
+    );
+    await expect(s.container.fetch.oauth2('http://idp.internal.example/jwks')).rejects.toThrow(
+      'outbound request to host idp.internal.example refused',
+    );
+    expect((await s.container.fetch.dsync(`${s.publicUrl}/health/alive`)).json()).toEqual({ status: 'ok' });
+    expect(capture.entries().filter((e) => e.code === 'blocked_address')).toHaveLength(2);
     const requests = await eventually(async () => {
       const r = capture.entries().filter((e) => e.msg === 'request completed');
       return r.length >= 8 ? r : undefined;
