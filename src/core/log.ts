@@ -95,7 +95,8 @@ function scrubText(s: string, secrets: boolean): string {
  */
 export function sanitizeLogValue(value: unknown, secrets = true, depth = 0): unknown {
   if (typeof value === 'string') return scrubText(value, secrets);
-  if (value === null || typeof value !== 'object' || depth > 32) return value;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 32) return '[truncated]'; // nothing unchecked gets through
   if (Array.isArray(value)) return value.map((v) => sanitizeLogValue(v, secrets, depth + 1));
   const obj = value as Record<string, unknown>;
   const isJwk = typeof obj.kty === 'string';
@@ -122,18 +123,6 @@ export function sanitizeLogLine(line: string, secrets = true): string {
   } catch {
     return scrubText(line, secrets);
   }
-}
-
-/** Removes every `audience: "audit"` pair, at any depth, without touching other fields. */
-export function stripAuditAudience<T>(value: T, depth = 0): T {
-  if (depth > 32 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => stripAuditAudience(v, depth + 1)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (k === 'audience' && v === 'audit') continue;
-    out[k] = stripAuditAudience(v, depth + 1);
-  }
-  return out as T;
 }
 
 /** Errors nested anywhere in a log object are serialised like the top-level `err` (pino only does that one). */

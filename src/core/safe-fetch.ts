@@ -277,11 +277,11 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
   return async function safeFetch(input, init = {}) {
     const timeoutMs = init.timeoutMs ?? o.timeoutMs ?? 10_000;
     const maxBytes = init.maxBytes ?? o.maxBytes ?? 1 << 20;
+    let url = parseTarget(input);
     const started = Date.now();
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(new Error('timeout')), timeoutMs);
     const signal = init.signal ? AbortSignal.any([timer.signal, init.signal]) : timer.signal;
-    let url = parseTarget(input);
     let label = describeHost(url.hostname);
     let method = (init.method ?? 'GET').toUpperCase();
     let body = init.body;

@@ -248,6 +248,14 @@ describe('log sanitiser', () => {
     expect(e).not.toHaveProperty('audience');
   });
 
+  it('lets nothing unchecked through, however deep', () => {
+    let deep: Record<string, unknown> = { note: 'from 10.0.0.1', password: 'p' };
+    for (let i = 0; i < 40; i++) deep = { next: deep };
+    const text = JSON.stringify(sanitizeLogValue(deep));
+    expect(text).not.toContain('10.0.0.1');
+    expect(text).not.toContain('"p"');
+  });
+
   it('redacts token-shaped text inside strings', () => {
     expect(sanitizeLogValue('GET /cb?code=abc&state=s&login_challenge=xyz')).toBe(
       'GET /cb?code=[redacted]&state=s&login_challenge=[redacted]',
