@@ -3,7 +3,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { isAppError } from '../../core/errors.ts';
 import { dsyncMessage } from '../errors.ts';
-import { allow, bodyObject, pageParams, param } from '../http.ts';
+import { allow, bodyObject, pageParams, param } from '../v1-handlers.ts';
 import type { DirectoriesService } from './service.ts';
 
 /** Jackson `normalizeBooleanParam`: `false` and `'false'` are false, anything else is true. */

@@ -4,13 +4,11 @@
  * key ring and opened on read, because Jackson's record returns them.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { randomToken } from '../../core/crypto/random.ts';
-import type { Database } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import type { Db, Executor } from '../../core/db/tx.ts';
 import { dsyncError, dsyncMessage } from '../errors.ts';
 import * as store from '../store/directories.ts';
 import {
@@ -26,7 +24,7 @@ import {
 import { createDirectorySchema, describeIssue, type UpdateDirectoryInput, updateDirectorySchema } from './schemas.ts';
 
 export interface DirectoriesOptions {
-  db: Kysely<Database>;
+  db: Db;
   clock: Clock;
   ring: KeyRing;
   /** `dsync.external_url`, without a trailing slash */

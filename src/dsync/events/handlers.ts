@@ -1,7 +1,7 @@
 /** `/api/v1/dsync/events`: webhook logs (Jackson pages/api/v1/dsync/events/{index,[eventId]}.ts). */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { allow, pageParams, param, scopeParams } from '../http.ts';
+import { allow, pageParams, param, scopeParams } from '../v1-handlers.ts';
 import type { WebhookLogsService } from './logs.ts';
 
 export function eventRoutes(r: Router, s: { webhookLogs: WebhookLogsService }): void {

@@ -1,7 +1,7 @@
 /** `/api/v1/dsync/groups` (Jackson pages/api/v1/dsync/groups/{index,[groupId]/index,[groupId]/members}.ts). */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { allow, pageParams, scopeParams } from '../http.ts';
+import { allow, pageParams, scopeParams } from '../v1-handlers.ts';
 import type { GroupsService } from './service.ts';
 
 export function groupRoutes(r: Router, s: { groups: GroupsService }): void {

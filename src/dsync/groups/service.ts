@@ -2,8 +2,7 @@
  * Management reads of groups and memberships (Jackson `groups.*` after `setTenantAndProduct`,
  * spec/dsync.md §1.6): scoped by tenant+product and, when given, one directory.
  */
-import type { Kysely } from 'kysely';
-import type { Database } from '../../core/db/schema.ts';
+import type { Db } from '../../core/db/tx.ts';
 import { dsyncError } from '../errors.ts';
 import { groupRecord } from '../events/payload.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -22,7 +21,7 @@ const eq = (column: string, value: string, exact: boolean): Predicate => ({
   value,
 });
 
-export function createGroupsService(o: { db: Kysely<Database>; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
+export function createGroupsService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
   /** The group with this id in the scope (the newest, if several directories hold one). */
   async function find(scope: Scope, id: unknown): Promise<DsyncGroup | undefined> {
     if (typeof id !== 'string' || id === '') return undefined;

@@ -6,7 +6,7 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { param } from '../http.ts';
+import { param } from '../v1-handlers.ts';
 import type { ScimService } from './service.ts';
 
 export const SCIM_PREFIX = '/api/scim/v2.0';

@@ -6,11 +6,9 @@
  * Every write runs in one transaction that first locks the directory row, then changes the data
  * and writes the change's events. Errors are thrown as SCIM AppErrors.
  */
-import type { Kysely } from 'kysely';
 import { safeEqual } from '../../core/crypto/random.ts';
 import { mapDbError } from '../../core/db/errors.ts';
-import type { Database } from '../../core/db/schema.ts';
-import { type Executor, withTx } from '../../core/db/tx.ts';
+import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type EventBatch, eventBatch, persistEvents } from '../events/service.ts';
@@ -47,7 +45,7 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.
   };
 }
 
-export function createScimService(o: { db: Kysely<Database>; directories: DirectoriesService }) {
+export function createScimService(o: { db: Db; directories: DirectoriesService }) {
   /** Runs a write: directory lock, change, events, commit. A unique violation is a 409. */
   async function write(kind: ResourceKind, directoryId: string, fn: Write): Promise<ScimResult> {
     try {

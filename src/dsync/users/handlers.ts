@@ -1,7 +1,7 @@
 /** `/api/v1/dsync/users` (Jackson pages/api/v1/dsync/users/{index,[userId]}.ts). */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { allow, pageParams, scopeParams } from '../http.ts';
+import { allow, pageParams, scopeParams } from '../v1-handlers.ts';
 import type { UsersService } from './service.ts';
 
 export function userRoutes(r: Router, s: { users: UsersService }): void {

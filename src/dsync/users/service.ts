@@ -2,8 +2,7 @@
  * Management reads of users (Jackson `users.*` after `setTenantAndProduct`, spec/dsync.md §1.5):
  * scoped by tenant+product and, when given, one directory. Newest first, pages of at most 50.
  */
-import type { Kysely } from 'kysely';
-import type { Database } from '../../core/db/schema.ts';
+import type { Db } from '../../core/db/tx.ts';
 import { dsyncError } from '../errors.ts';
 import { userRecord } from '../events/payload.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -39,7 +38,7 @@ const eq = (column: string, value: string, exact: boolean): Predicate => ({
   value,
 });
 
-export function createUsersService(o: { db: Kysely<Database>; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
+export function createUsersService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
   async function list(q: ScopeQuery, p: PageParams = {}): Promise<ManagedUser[]> {
     const scope = await o.resolveScope(q);
     const { users } = await store.listUsers(o.db, storeScope(scope), page(p));
