@@ -3,6 +3,7 @@
  * - SCIM (identity providers): RFC 7644 §3.12 body, `status` as a string, `scimType` when one applies.
  * - dsync (v1 API and the library controller): Jackson's `{error: {message}}` / `{message, code}`.
  */
+import { isDataException } from '../core/db/errors.ts';
 import { AppError, isAppError } from '../core/errors.ts';
 
 export type ScimType =
@@ -32,5 +33,6 @@ export const dsyncMessage = (status: number, message: string, headers?: Record<s
 /** Jackson's `apiError`: `{message, code}`. Unexpected errors never leak their text. */
 export function jacksonError(e: unknown): { message: string; code: number } {
   if (isAppError(e)) return { message: e.description || e.code, code: e.status };
+  if (isDataException(e)) return { message: 'Invalid input.', code: 400 };
   return { message: 'Internal Server Error', code: 500 };
 }

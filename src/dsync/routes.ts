@@ -7,6 +7,7 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
+import { isDataException } from '../core/db/errors.ts';
 import type { ErrorFamily } from '../core/errors.ts';
 import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
 import type { DirectoriesService } from './directories/service.ts';
@@ -61,7 +62,13 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   const r = new Router({ prefix: V1_PREFIX });
   r.use(async (ctx, next) => {
     ctx.state.errorFamily = 'dsync';
-    await next();
+    try {
+      await next();
+    } catch (e) {
+      // A value PostgreSQL refuses (NUL byte, out of range) is the caller's: 400, not 500.
+      if (isDataException(e)) throw dsyncMessage(400, 'Invalid input.');
+      throw e;
+    }
   });
   r.use(apiKeyGuard(apiKeys));
   // Fixed paths before `/:directoryId`, which would match them too.

@@ -158,7 +158,8 @@ export interface PageParams {
 export const PAGE_LIMIT = 50;
 
 export function page(p: PageParams = {}): { offset: number; limit: number } {
-  const offset = Number.isInteger(p.pageOffset) && (p.pageOffset as number) > 0 ? (p.pageOffset as number) : 0;
+  const offset =
+    Number.isInteger(p.pageOffset) && (p.pageOffset as number) > 0 ? Math.min(p.pageOffset as number, 2 ** 31) : 0;
   const raw = Number.isInteger(p.pageLimit) ? (p.pageLimit as number) : 0;
   return { offset, limit: raw > 0 && raw <= PAGE_LIMIT ? raw : PAGE_LIMIT };
 }

@@ -11,19 +11,35 @@ const DANGEROUS = new Set(['__proto__', 'prototype', 'constructor']);
 
 export const isObject = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** True when any key anywhere in `v` could reach an object prototype (`__proto__`, `constructor`, …). */
-export function hasDangerousKey(v: unknown, depth = 0): boolean {
-  if (depth > 64) return true;
-  if (Array.isArray(v)) return v.some((x) => hasDangerousKey(x, depth + 1));
-  if (!isObject(v)) return false;
-  return Object.keys(v).some((k) => DANGEROUS.has(k) || hasDangerousKey(v[k], depth + 1));
+/**
+ * What makes a body unsafe to store: a key that could reach an object prototype (`__proto__`,
+ * `constructor`, …), a NUL character (PostgreSQL text and jsonb refuse it; one such raw resource
+ * would break every filter of its directory), or nesting deeper than 64 levels.
+ */
+export function unsafeContent(v: unknown, depth = 0): string | undefined {
+  if (depth > 64) return 'The request body is nested too deeply.';
+  if (typeof v === 'string') return v.includes('\u0000') ? 'The request body contains a NUL character.' : undefined;
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const r = unsafeContent(x, depth + 1);
+      if (r) return r;
+    }
+    return undefined;
+  }
+  if (!isObject(v)) return undefined;
+  for (const [k, x] of Object.entries(v)) {
+    if (DANGEROUS.has(k)) return 'The request body contains a reserved attribute name.';
+    const r = unsafeContent(k, depth + 1) ?? unsafeContent(x, depth + 1);
+    if (r) return r;
+  }
+  return undefined;
 }
 
 /** A SCIM resource body: a JSON object without prototype-reaching keys. Throws 400 `invalidSyntax`. */
 export function resourceBody(body: unknown): Raw {
   if (!isObject(body)) throw scimError(400, 'The request body must be a JSON object.', 'invalidSyntax');
-  if (hasDangerousKey(body))
-    throw scimError(400, 'The request body contains a reserved attribute name.', 'invalidValue');
+  const unsafe = unsafeContent(body);
+  if (unsafe) throw scimError(400, unsafe, 'invalidValue');
   return body;
 }
 

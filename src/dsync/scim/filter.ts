@@ -143,6 +143,7 @@ function convert(f: Filter, kind: ResourceKind, array: string | undefined, budge
 /** Parses a SCIM filter for `/Users` or `/Groups`. Throws 400 `invalidFilter`. */
 export function parseScimFilter(filter: string, kind: ResourceKind): Predicate {
   if (filter.length > MAX_LENGTH) throw invalid('The filter is too long.');
+  if (filter.includes('\u0000')) throw invalid('The filter contains a NUL character.');
   let ast: Filter;
   try {
     ast = parse(filter);

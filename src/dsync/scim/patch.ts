@@ -17,7 +17,7 @@
 import { scimPatch } from 'scim-patch';
 import { type ScimType, scimError } from '../errors.ts';
 import type { Raw } from '../types.ts';
-import { activeValue, hasDangerousKey, isObject } from './attributes.ts';
+import { activeValue, isObject, unsafeContent } from './attributes.ts';
 
 export type PatchOpName = 'add' | 'replace' | 'remove';
 
@@ -46,7 +46,8 @@ export function patchOperations(body: unknown): PatchOp[] {
   if (!isObject(body) || !Array.isArray(body.Operations))
     throw syntax('The PATCH body must be an object with an "Operations" array.');
   if (body.Operations.length > MAX_OPERATIONS) throw scimError(400, 'Too many operations.', 'tooMany');
-  if (hasDangerousKey(body.Operations)) throw scimError(400, 'The operation contains a reserved name.', 'invalidValue');
+  const unsafe = unsafeContent(body.Operations);
+  if (unsafe) throw scimError(400, unsafe, 'invalidValue');
   return body.Operations.map((raw, i) => {
     if (!isObject(raw)) throw syntax(`Operation ${i + 1} is not an object.`);
     const op = typeof raw.op === 'string' ? raw.op.trim().toLowerCase() : '';

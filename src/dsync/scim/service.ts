@@ -7,7 +7,7 @@
  * and writes the change's events. Errors are thrown as SCIM AppErrors.
  */
 import { safeEqual } from '../../core/crypto/random.ts';
-import { mapDbError } from '../../core/db/errors.ts';
+import { isDataException, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
@@ -33,13 +33,15 @@ export interface ScimResult {
 type Result = { status: number; data: unknown };
 type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise<Result>;
 
+const MAX_START = 2 ** 31;
+
 /** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
 function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.ListQuery {
   const start = Number(q?.startIndex);
   const count = Number(q?.count);
   const filter = typeof q?.filter === 'string' && q.filter.trim() !== '' ? q.filter : undefined;
   return {
-    startIndex: Number.isInteger(start) && start >= 1 ? start : 1,
+    startIndex: Number.isInteger(start) && start >= 1 ? Math.min(start, MAX_START) : 1,
     count: Number.isInteger(count) && count > 0 && count <= PAGE_LIMIT ? count : PAGE_LIMIT,
     filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
   };
@@ -99,6 +101,17 @@ export function createScimService(o: { db: Db; directories: DirectoriesService }
 
   /** Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). */
   async function handle(req: DirectorySyncRequest): Promise<ScimResult> {
+    try {
+      return await dispatch(req);
+    } catch (e) {
+      // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
+      if (isDataException(e))
+        throw scimError(400, 'The request contains a value that cannot be stored.', 'invalidValue');
+      throw e;
+    }
+  }
+
+  async function dispatch(req: DirectorySyncRequest): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
     const directory = await o.directories.load(String(req.directoryId ?? ''));
@@ -109,6 +122,7 @@ export function createScimService(o: { db: Db; directories: DirectoriesService }
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
+    if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');
     const r =
       kind === 'users'
         ? await usersRequest(directory, method, id, req)

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import type { TestServer } from '../../helpers/apps.ts';
-import { createDirectory, type Reply, scimClient, snapshot, startDsyncServer } from '../../helpers/dsync.ts';
+import { createDirectory, type Reply, scimClient, snapshot, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 
 const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const RUNS = { numRuns: 120, interruptAfterTimeLimit: 25_000, markInterruptAsFailure: false };
@@ -71,6 +71,9 @@ describe('malformed request bodies', () => {
     }),
     // an active that is not a boolean
     fc.tuple(fc.emailAddress(), notBoolean).map(([u, a]) => JSON.stringify({ userName: u, active: a })),
+    // a NUL character, which PostgreSQL cannot store
+    fc.string({ maxLength: 10 }).map((x) => JSON.stringify({ userName: `n${x}\u0000@example.com` })),
+    fc.string({ maxLength: 10 }).map((x) => JSON.stringify({ userName: 'k@example.com', [`k${x}\u0000`]: 1 })),
     // a prototype-reaching key
     fc.constantFrom(
       '{"userName":"p@x.com","__proto__":{"polluted":1}}',
@@ -144,7 +147,12 @@ describe('malformed filters', () => {
       )
       .map(([a, w]) => `${a} eq ${w}`),
     fc.tuple(attr, quoted).map(([a, v]) => `${a} co ${v.length > 2 ? 5 : 'true'}`),
-    fc.constantFrom('__proto__.x eq "1"', 'constructor.prototype eq "1"', 'userName eq "a" and ('),
+    fc.constantFrom(
+      '__proto__.x eq "1"',
+      'constructor.prototype eq "1"',
+      'userName eq "a" and (',
+      'userName eq "\u0000"',
+    ),
   );
 
   it('GET /Users and /Groups answer 400 invalidFilter', async () => {
@@ -168,6 +176,43 @@ describe('malformed filters', () => {
       RUNS,
     );
     expect(await snapshot(s, dir.id)).toBe(before);
+  });
+});
+
+describe('odd query and path parameters', () => {
+  const text = fc.oneof(
+    fc.string({ maxLength: 30 }),
+    fc.constantFrom('\u0000', '99999999999999999999999', '-1', '1e400', 'NaN'),
+  );
+
+  it('startIndex, count and resource ids never give a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(text, text, text, async (start, count, id) => {
+        const list = await c(
+          'GET',
+          `/Users?startIndex=${encodeURIComponent(start)}&count=${encodeURIComponent(count)}`,
+        );
+        expect(list.status, `${start} ${count}`).toBe(200);
+        const one = await c('GET', `/Groups/${encodeURIComponent(id || 'x')}`);
+        expect([200, 404], id).toContain(one.status);
+      }),
+      RUNS,
+    );
+  });
+
+  it('v1 read parameters never give a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(text, text, text, async (tenant, product, directoryId) => {
+        const q = new URLSearchParams({ tenant, product, directoryId, pageOffset: tenant, pageLimit: product });
+        for (const path of [`/users?${q}`, `/groups?${q}`, `/users/${encodeURIComponent(tenant || 'x')}?${q}`]) {
+          const r = await v1(s)('GET', path);
+          expect(r.status, path).toBeLessThan(500);
+        }
+        const d = await v1(s)('POST', '', { tenant, product, name: directoryId });
+        expect(d.status, JSON.stringify([tenant, product])).toBeLessThan(500);
+      }),
+      { ...RUNS, numRuns: 60 },
+    );
   });
 });
 
