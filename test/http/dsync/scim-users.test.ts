@@ -160,6 +160,14 @@ describe('PUT /Users/{id}', () => {
     });
   });
 
+  it('answers 409 when the new userName belongs to another user, and changes nothing', async () => {
+    const other = (await c('POST', '/Users', { userName: 'other@boxyhq.com' })).body;
+    const r = await c('PUT', `/Users/${other.id}`, { userName: 'Jackson@BoxyHQ.com' });
+    expect(r.status).toBe(409);
+    expect(r.body).toMatchObject({ detail: 'User already exists', scimType: 'uniqueness' });
+    expect((await c('GET', `/Users/${other.id}`)).body.userName).toBe('other@boxyhq.com');
+  });
+
   it('sets active from the body and drops roles that are not sent', async () => {
     await c('PUT', `/Users/${user.id}`, { ...jackson, roles: ['a'] });
     await c('PUT', `/Users/${user.id}`, { ...jackson, active: false });
