@@ -99,10 +99,14 @@ export function createScimService(o: { db: Db; directories: DirectoriesService }
     throw scimError(404, 'Not found');
   }
 
-  /** Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). */
-  async function handle(req: DirectorySyncRequest): Promise<ScimResult> {
+  /**
+   * Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). `trusted` is for
+   * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
+   * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
+   */
+  async function handle(req: DirectorySyncRequest, opts: { trusted?: boolean } = {}): Promise<ScimResult> {
     try {
-      return await dispatch(req);
+      return await dispatch(req, opts.trusted === true);
     } catch (e) {
       // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
       if (isDataException(e))
@@ -111,14 +115,14 @@ export function createScimService(o: { db: Db; directories: DirectoriesService }
     }
   }
 
-  async function dispatch(req: DirectorySyncRequest): Promise<ScimResult> {
+  async function dispatch(req: DirectorySyncRequest, trusted: boolean): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
     const directory = await o.directories.load(String(req.directoryId ?? ''));
     if (!directory) throw scimError(404, 'Directory configuration not found.');
     const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
-    const ok = safeEqual(directory.scim.secret, secret);
-    if (!ok || !isScimType(directory.type) || !directory.scim.secret) throw scimError(401, 'Unauthorized');
+    const ok = safeEqual(directory.scim.secret, secret) && isScimType(directory.type) && directory.scim.secret !== '';
+    if (!ok && !trusted) throw scimError(401, 'Unauthorized');
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
