@@ -28,8 +28,14 @@ export function buildApps(c: Container): Apps {
       ...common,
       kind: 'public',
       routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
+      errorFamilies: c.dsync.errorFamilies.public,
     }),
-    admin: createApp({ ...common, kind: 'admin', routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter] }),
+    admin: createApp({
+      ...common,
+      kind: 'admin',
+      routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
+      errorFamilies: c.dsync.errorFamilies.admin,
+    }),
   };
 }
 

@@ -1,18 +1,64 @@
 /**
  * The directory-sync domain (Jackson-compatible). `createDsync` wires its services and returns the
  * routers: SCIM for identity providers on the public listener, the v1 management API on the admin
- * listener. No I/O happens here.
+ * listener, and the Jackson-style library controller. No I/O happens here.
  */
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { Core } from '../container.ts';
+import { keyRing } from '../core/crypto/keys.ts';
+import { createDirectorySyncController, type DirectorySyncController } from './controller.ts';
+import { createDirectoriesService } from './directories/service.ts';
+import { createWebhookLogsService } from './events/logs.ts';
+import { createGroupsService } from './groups/service.ts';
+import { adminRouter, ERROR_FAMILIES, publicRouter } from './routes.ts';
+import { SCIM_PREFIX } from './scim/handlers.ts';
+import { createScimService } from './scim/service.ts';
+import type { EventCallback } from './types.ts';
+import { createUsersService } from './users/service.ts';
+
+export interface DsyncOptions {
+  /** Jackson's `scimPath` (library only; the HTTP routes always serve `/api/scim/v2.0`). */
+  scimPath?: string;
+}
+
+export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
+  const directories = createDirectoriesService({
+    db: core.db,
+    clock: core.clock,
+    ring: keyRing(core.config.secrets.system, 'dsync'),
+    externalUrl: core.config.dsync.external_url.replace(/\/$/, ''),
+    scimPath: (opts.scimPath ?? SCIM_PREFIX).replace(/\/$/, ''),
+    googleAuthorizePath: core.config.dsync.google.authorize_path,
+  });
+  const resolveScope = directories.resolveScope;
+  return {
+    directories,
+    users: createUsersService({ db: core.db, resolveScope }),
+    groups: createGroupsService({ db: core.db, resolveScope }),
+    webhookLogs: createWebhookLogsService({ directories }),
+    scim: createScimService({ db: core.db, directories }),
+  };
+}
+
+export type DsyncServices = ReturnType<typeof createDsyncServices>;
 
 export interface Dsync {
   publicRouter: Router;
   adminRouter: Router;
+  /** Error families by path prefix, for the apps (see core/http/apps.ts). */
+  errorFamilies: typeof ERROR_FAMILIES;
+  services: DsyncServices;
+  /** A Jackson-style controller over these services (`callback`: Jackson's `dsync.callback`). */
+  controller(opts?: { callback?: EventCallback }): DirectorySyncController;
 }
 
-export function createDsync(_core: Core): Dsync {
-  const publicRouter = new Router();
-  const adminRouter = new Router();
-  return { publicRouter, adminRouter };
+export function createDsync(core: Core, opts: DsyncOptions = {}): Dsync {
+  const services = createDsyncServices(core, opts);
+  return {
+    publicRouter: publicRouter(services),
+    adminRouter: adminRouter(services, core.config.dsync.api_keys),
+    errorFamilies: ERROR_FAMILIES,
+    services,
+    controller: (o = {}) => createDirectorySyncController(services, { log: core.log, ...o }),
+  };
 }

@@ -8,6 +8,8 @@ import pRetry from 'p-retry';
 import type { Database } from './schema.ts';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
+/** The database handle services hold (they open transactions on it with `withTx`). */
+export type Db = Kysely<Database>;
 export type Isolation = 'serializable' | 'repeatable read' | 'read committed';
 
 const RETRYABLE = new Set(['40001', '40P01']);

@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
+import type { ErrorFamily } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { errorMiddleware } from './errors.ts';
 
@@ -22,6 +23,8 @@ export interface AppOptions {
   routers: Router[];
   /** Max JSON/form body size. */
   bodyLimit?: string;
+  /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
+  errorFamilies?: ReadonlyArray<{ prefix: string; family: ErrorFamily }>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -62,6 +65,14 @@ function normalisePath(kind: Listener) {
   };
 }
 
+function familyByPrefix(families: ReadonlyArray<{ prefix: string; family: ErrorFamily }>) {
+  return async (ctx: Context, next: Next) => {
+    const hit = families.find((f) => ctx.path === f.prefix || ctx.path.startsWith(`${f.prefix}/`));
+    if (hit) ctx.state.errorFamily = hit.family;
+    await next();
+  };
+}
+
 async function noCache(ctx: Context, next: Next) {
   await next();
   if (ctx.method === 'GET' && !ctx.response.get('Cache-Control')) {
@@ -75,6 +86,7 @@ export function createApp(o: AppOptions): Koa {
   app.use(requestContext(o.log, o.kind, o.disableHealthLog ?? true));
   app.use(errorMiddleware({ exposeDebug: o.exposeDebug ?? false }));
   app.use(normalisePath(o.kind));
+  if (o.errorFamilies?.length) app.use(familyByPrefix(o.errorFamilies));
   app.use(noCache);
   app.use(
     koaBody({

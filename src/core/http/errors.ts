@@ -20,6 +20,16 @@ export function hydraBody(e: AppError, exposeDebug: boolean): { error: string; e
   return { error: e.code, error_description: d.replaceAll('"', "'") };
 }
 
+/** RFC 7644 §3.12 error body; `scimType` only when the error's code is one (no spaces, not `scim`). */
+export function scimErrorBody(e: AppError): Record<string, unknown> {
+  return {
+    schemas: [SCIM_ERROR_URN],
+    detail: e.description || e.code,
+    status: String(e.status),
+    ...(e.code && e.code !== 'scim' && !e.code.includes(' ') ? { scimType: e.code } : {}),
+  };
+}
+
 export function renderError(ctx: Context, e: AppError, opts: ErrorRenderOptions): void {
   const family: ErrorFamily = e.family ?? (ctx.state.errorFamily as ErrorFamily | undefined) ?? 'hydra';
   ctx.status = e.status;
@@ -27,16 +37,12 @@ export function renderError(ctx: Context, e: AppError, opts: ErrorRenderOptions)
   switch (family) {
     case 'scim':
       ctx.type = 'application/scim+json';
-      ctx.body = {
-        schemas: [SCIM_ERROR_URN],
-        detail: e.description || e.code,
-        status: String(e.status),
-        ...(e.code && e.code !== 'scim' && !e.code.includes(' ') ? { scimType: e.code } : {}),
-      };
+      ctx.body = scimErrorBody(e);
       return;
     case 'dsync':
+      // Jackson's v1 API: envelope errors (code `jackson`) carry their code, gateway errors do not.
       ctx.type = 'application/json';
-      ctx.body = { error: { message: e.description || e.code } };
+      ctx.body = { error: { message: e.description || e.code, ...(e.code === 'jackson' ? { code: e.status } : {}) } };
       return;
     default:
       ctx.type = 'application/json';
@@ -45,11 +51,16 @@ export function renderError(ctx: Context, e: AppError, opts: ErrorRenderOptions)
 }
 
 /** Body-parser failures (co-body / raw-body) carry `status` and `type` but no `expose`. */
-function fromBodyParser(err: { status?: number; type?: string; name?: string }): AppError | undefined {
+function fromBodyParser(
+  err: { status?: number; type?: string; name?: string },
+  family: ErrorFamily | undefined,
+): AppError | undefined {
   if (err.type === 'entity.too.large')
     return new AppError({ status: 413, code: HERODOT.badRequest, description: 'The request body is too large.' });
   if (err.type === 'entity.parse.failed' || (err.name === 'SyntaxError' && err.status === 400)) {
-    return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body is not valid JSON.' });
+    // RFC 7644 §3.12: an unparsable body is `invalidSyntax` for SCIM clients.
+    const code = family === 'scim' ? 'invalidSyntax' : HERODOT.badRequest;
+    return new AppError({ status: 400, code, description: 'The request body is not valid JSON.' });
   }
   if (err.status === 400 && typeof err.type === 'string') {
     return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body could not be read.' });
@@ -84,7 +95,8 @@ export function errorMiddleware(opts: ErrorRenderOptions) {
         ctx.status = status;
       }
     } catch (err) {
-      const e = err instanceof AppError ? err : fromBodyParser(err as never);
+      const e =
+        err instanceof AppError ? err : fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined);
       if (e) {
         if (e.status >= 500) ctx.state.log?.error({ err: e }, 'request failed');
         renderError(ctx, e, opts);

@@ -1,0 +1,135 @@
+/**
+ * Jackson's `directorySyncController` (spec/dsync.md §1.2–§1.8) over the gatehouse services:
+ * same member names, same `{data, error}` envelopes, same messages and codes.
+ *
+ * Differences on purpose:
+ * - `users`/`groups`/`webhookLogs.setTenantAndProduct(t, p)` return a new bound object on every
+ *   call and change nothing shared (Jackson mutated singletons, a race between requests, Q13);
+ *   the callback of `requests.handle` is per call too.
+ * - `requests.handle` calls the callback with each event after the change has committed.
+ * - `google`/`cloudDirectory` and `sync` belong to the cloud-directory issue (#9): until then they
+ *   answer `{data: null, error: {message: 'not implemented', code: 501}}`.
+ */
+import { scimErrorBody } from '../core/http/errors.ts';
+import { AppError, isAppError } from '../core/errors.ts';
+import type { Logger } from '../core/log.ts';
+import { dsyncError, jacksonError } from './errors.ts';
+import type { DsyncServices } from './index.ts';
+import {
+  DIRECTORY_TYPES,
+  type DirectorySyncRequest,
+  type DirectorySyncResponse,
+  type EventCallback,
+  type PageParams,
+} from './types.ts';
+
+export type ApiError = { message: string; code: number };
+export type Envelope<T> = { data: T; error: null } | { data: null; error: ApiError };
+
+async function envelope<T>(fn: () => Promise<T>): Promise<Envelope<T>> {
+  try {
+    return { data: await fn(), error: null };
+  } catch (e) {
+    return { data: null, error: jacksonError(e) };
+  }
+}
+
+const notImplemented = async (): Promise<Envelope<never>> => ({
+  data: null,
+  error: { message: 'not implemented', code: 501 },
+});
+
+/** Jackson threw this when a store was used before `setTenantAndProduct`. */
+function bound(tenant: unknown, product: unknown): { tenant: string; product: string } {
+  if (typeof tenant !== 'string' || !tenant || typeof product !== 'string' || !product)
+    throw dsyncError(500, 'Set tenant and product before using store.');
+  return { tenant, product };
+}
+
+function usersApi(s: DsyncServices, tenant?: unknown, product?: unknown) {
+  const scope = () => bound(tenant, product);
+  return {
+    setTenantAndProduct: (t: string, p: string) => usersApi(s, t, p),
+    get: (id: string) => envelope(() => s.users.get(scope(), id)),
+    getAll: (p: PageParams & { directoryId?: string } = {}) =>
+      envelope(() => s.users.list({ ...scope(), directoryId: p.directoryId }, p)),
+    search: (userName: string, directoryId: string) => envelope(() => s.users.search(scope(), userName, directoryId)),
+  };
+}
+
+function groupsApi(s: DsyncServices, tenant?: unknown, product?: unknown) {
+  const scope = () => bound(tenant, product);
+  return {
+    setTenantAndProduct: (t: string, p: string) => groupsApi(s, t, p),
+    get: (id: string) => envelope(() => s.groups.get(scope(), id)),
+    getAll: (p: PageParams & { directoryId?: string } = {}) =>
+      envelope(() => s.groups.list({ ...scope(), directoryId: p.directoryId }, p)),
+    search: (displayName: string, directoryId: string) =>
+      envelope(() => s.groups.search(scope(), displayName, directoryId)),
+    /** `{data: [{user_id}]}`: Jackson's envelope for this one has no `error` key on success. */
+    getGroupMembers: async (p: PageParams & { groupId: string }) => {
+      const r = await envelope(() => s.groups.getMembers(scope(), p));
+      return r.error ? r : { data: r.data };
+    },
+  };
+}
+
+function webhookLogsApi(s: DsyncServices, tenant?: unknown, product?: unknown) {
+  const scope = () => bound(tenant, product);
+  return {
+    setTenantAndProduct: (t: string, p: string) => webhookLogsApi(s, t, p),
+    getAll: async (p: PageParams & { directoryId?: string } = {}) => ({
+      data: await s.webhookLogs.list({ ...scope(), directoryId: p.directoryId }, p),
+    }),
+    get: (id: string) => s.webhookLogs.get(scope(), id),
+    deleteAll: (directoryId: string) => s.webhookLogs.deleteAll(directoryId),
+  };
+}
+
+export function createDirectorySyncController(s: DsyncServices, o: { log?: Logger; callback?: EventCallback } = {}) {
+  /** `{status, data}`; errors become SCIM error bodies, as Jackson's handler returns them. */
+  async function handle(request: DirectorySyncRequest, callback?: EventCallback): Promise<DirectorySyncResponse> {
+    let result: Awaited<ReturnType<DsyncServices['scim']['handle']>>;
+    try {
+      result = await s.scim.handle(request);
+    } catch (e) {
+      if (!isAppError(e)) o.log?.error({ err: e }, 'directory sync request failed');
+      const err = isAppError(e) ? e : new AppError({ status: 500, code: 'scim', description: 'Internal Server Error' });
+      return { status: err.status, data: scimErrorBody(err) };
+    }
+    const cb = callback ?? o.callback;
+    if (cb) for (const event of result.events) await cb(event);
+    return { status: result.status, data: result.data };
+  }
+
+  const google = {
+    generateAuthorizationUrl: notImplemented,
+    getAccessToken: notImplemented,
+    setToken: notImplemented,
+  };
+
+  return {
+    directories: {
+      create: (p: Record<string, unknown>) => envelope(() => s.directories.create(p)),
+      get: (id: string) => envelope(() => s.directories.get(id)),
+      update: (id: string, p: Record<string, unknown>) => envelope(() => s.directories.update(id, p)),
+      delete: (id: string) => envelope(async () => (await s.directories.remove(id)) ?? null),
+      getByTenantAndProduct: (t: string, p: string) => envelope(() => s.directories.byTenantAndProduct(t, p)),
+      getAll: (p: PageParams = {}) => envelope(() => s.directories.list(p)),
+      filterBy: (p: PageParams & { product?: string; provider?: string } = {}) =>
+        envelope(() => s.directories.filterBy(p)),
+      getCount: () => s.directories.count(),
+    },
+    users: usersApi(s),
+    groups: groupsApi(s),
+    webhookLogs: webhookLogsApi(s),
+    requests: { handle },
+    providers: () => ({ ...DIRECTORY_TYPES }),
+    // TODO(#9): cloud directory authorization and sync.
+    google,
+    cloudDirectory: google,
+    sync: notImplemented,
+  };
+}
+
+export type DirectorySyncController = ReturnType<typeof createDirectorySyncController>;

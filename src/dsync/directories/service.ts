@@ -1,0 +1,218 @@
+/**
+ * Directories (Jackson DirectoryConfig, spec/dsync.md §1.4, §2). Messages and codes are Jackson's.
+ * Secrets (SCIM bearer secret, webhook secret, cloud tokens) are sealed at rest with the `dsync`
+ * key ring and opened on read, because Jackson's record returns them.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../core/clock.ts';
+import { open, seal } from '../../core/crypto/aead.ts';
+import type { KeyRing } from '../../core/crypto/keys.ts';
+import { randomToken } from '../../core/crypto/random.ts';
+import type { Db, Executor } from '../../core/db/tx.ts';
+import { dsyncError, dsyncMessage } from '../errors.ts';
+import * as store from '../store/directories.ts';
+import {
+  type Directory,
+  type DirectoryRecord,
+  type DirectoryType,
+  isDirectoryType,
+  isScimType,
+  type PageParams,
+  page,
+  type Scope,
+} from '../types.ts';
+import { createDirectorySchema, describeIssue, type UpdateDirectoryInput, updateDirectorySchema } from './schemas.ts';
+
+export interface DirectoriesOptions {
+  db: Db;
+  clock: Clock;
+  ring: KeyRing;
+  /** `dsync.external_url`, without a trailing slash */
+  externalUrl: string;
+  /** Jackson's `scimPath` (`/api/scim/v2.0`) */
+  scimPath: string;
+  googleAuthorizePath: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
+type SecretField = (typeof SECRET_FIELDS)[number];
+
+const missing = () => dsyncError(400, 'Missing required parameters.');
+const notFound = () => dsyncError(404, 'Directory configuration not found.');
+const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
+
+export function createDirectoriesService(o: DirectoriesOptions) {
+  const sealField = (id: string, field: SecretField, v: string) => (v ? seal(o.ring, v, `dsync:${id}:${field}`) : '');
+  const openField = (id: string, field: SecretField, v: string) => (v ? open(o.ring, v, `dsync:${id}:${field}`) : '');
+
+  function fromRow(r: store.DirectoryRow): Directory {
+    return {
+      id: r.id,
+      name: r.name,
+      tenant: r.tenant,
+      product: r.product,
+      type: (isDirectoryType(r.type) ? r.type : 'generic-scim-v2') as DirectoryType,
+      logWebhookEvents: r.log_webhook_events,
+      deactivated: r.deactivated,
+      webhook: { endpoint: r.webhook_endpoint, secret: openField(r.id, 'webhook_secret', r.webhook_secret) },
+      scim: { path: r.scim_path, secret: openField(r.id, 'scim_secret', r.scim_secret) },
+      googleAccessToken: openField(r.id, 'google_access_token', r.google_access_token),
+      googleRefreshToken: openField(r.id, 'google_refresh_token', r.google_refresh_token),
+      createdAt: r.created_at,
+    };
+  }
+
+  /** Jackson's record with the fields computed on read (§2.2). */
+  function record(d: Directory): DirectoryRecord {
+    const scim: DirectoryRecord['scim'] = { path: d.scim.path, secret: d.scim.secret };
+    if (scim.path) {
+      // Opts Entra ID into its SCIM-compliant PATCH format (§3.9).
+      if (d.type === 'azure-scim-v2') scim.path = `${scim.path}/?aadOptscim062020`;
+      scim.endpoint = `${o.externalUrl}${scim.path}`;
+    }
+    return {
+      id: d.id,
+      name: d.name,
+      tenant: d.tenant,
+      product: d.product,
+      type: d.type,
+      log_webhook_events: d.logWebhookEvents,
+      webhook: { ...d.webhook },
+      scim,
+      ...(d.type === 'google'
+        ? { google_access_token: d.googleAccessToken, google_refresh_token: d.googleRefreshToken }
+        : {}),
+      deactivated: d.deactivated,
+      ...(d.type === 'google' ? { google_authorization_url: `${o.externalUrl}${o.googleAuthorizePath}` } : {}),
+    };
+  }
+
+  /** The directory, or undefined (also for ids that are not UUIDs). */
+  async function load(id: string, db: Executor = o.db): Promise<Directory | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const r = await store.findDirectory(db, id.toLowerCase());
+    return r && fromRow(r);
+  }
+
+  /** Locks the directory row for the rest of the transaction (see store lockDirectory). */
+  async function lock(trx: Executor, id: string): Promise<Directory | undefined> {
+    const r = await store.lockDirectory(trx, id);
+    return r && fromRow(r);
+  }
+
+  async function create(input: Record<string, unknown>): Promise<DirectoryRecord> {
+    const { tenant, product } = input;
+    if (!nonEmpty(tenant) || !nonEmpty(product)) throw missing();
+    const type = input.type ?? 'generic-scim-v2';
+    if (!isDirectoryType(type)) throw dsyncError(400, 'Invalid directory type.');
+    if (tenant.includes(':')) throw dsyncError(400, 'tenant cannot contain the character :');
+    if (product.includes(':')) throw dsyncError(400, 'product cannot contain the character :');
+    const parsed = createDirectorySchema.safeParse(input);
+    if (!parsed.success) throw dsyncError(400, describeIssue(parsed.error));
+    const p = parsed.data;
+    const id = randomUUID();
+    const hasWebhook = nonEmpty(p.webhook_url) && nonEmpty(p.webhook_secret);
+    const scim = isScimType(type);
+    const row = await store.insertDirectory(o.db, {
+      id,
+      name: p.name || `scim-${tenant}-${product}`,
+      tenant,
+      product,
+      type,
+      log_webhook_events: p.log_webhook_events ?? false,
+      webhook_endpoint: hasWebhook ? (p.webhook_url as string) : '',
+      webhook_secret: hasWebhook ? sealField(id, 'webhook_secret', p.webhook_secret as string) : '',
+      scim_path: scim ? `${o.scimPath}/${id}` : '',
+      // 16 CSPRNG bytes, base64url without padding: 22 characters, as Jackson's createRandomSecret(16).
+      scim_secret: scim ? sealField(id, 'scim_secret', randomToken(16)) : '',
+      google_access_token: type === 'google' ? sealField(id, 'google_access_token', p.google_access_token ?? '') : '',
+      google_refresh_token:
+        type === 'google' ? sealField(id, 'google_refresh_token', p.google_refresh_token ?? '') : '',
+    });
+    return record(fromRow(row));
+  }
+
+  async function get(id: unknown): Promise<DirectoryRecord> {
+    if (!nonEmpty(id)) throw missing();
+    const d = await load(id);
+    if (!d) throw notFound();
+    return record(d);
+  }
+
+  /** Copies only the keys present in `input`; an unknown id is a 404 (Jackson wrote a broken record). */
+  async function update(id: unknown, input: UpdateDirectoryInput): Promise<DirectoryRecord> {
+    if (!nonEmpty(id)) throw missing();
+    const parsed = updateDirectorySchema.safeParse(input ?? {});
+    if (!parsed.success) throw dsyncError(400, describeIssue(parsed.error));
+    const p = parsed.data;
+    const current = await load(id);
+    if (!current) throw notFound();
+    const webhook = { ...current.webhook };
+    if (p.webhook) Object.assign(webhook, { endpoint: p.webhook.endpoint ?? '', secret: p.webhook.secret ?? '' });
+    if ('webhook_url' in p) webhook.endpoint = p.webhook_url || '';
+    if ('webhook_secret' in p) webhook.secret = p.webhook_secret || '';
+    const row = await store.updateDirectory(o.db, current.id, {
+      ...(p.name !== undefined ? { name: p.name } : {}),
+      ...(p.log_webhook_events !== undefined ? { log_webhook_events: p.log_webhook_events } : {}),
+      ...(p.deactivated !== undefined ? { deactivated: p.deactivated } : {}),
+      webhook_endpoint: webhook.endpoint,
+      webhook_secret: sealField(current.id, 'webhook_secret', webhook.secret),
+      ...(p.google_access_token !== undefined
+        ? { google_access_token: sealField(current.id, 'google_access_token', p.google_access_token) }
+        : {}),
+      ...(p.google_refresh_token !== undefined
+        ? { google_refresh_token: sealField(current.id, 'google_refresh_token', p.google_refresh_token) }
+        : {}),
+      updated_at: o.clock.now(),
+    });
+    if (!row) throw notFound();
+    return record(fromRow(row));
+  }
+
+  /** Deletes the directory; its users, groups, memberships and events go with it (foreign keys). */
+  async function remove(id: unknown): Promise<void> {
+    if (!nonEmpty(id)) throw dsyncError(400, 'Missing required parameter.');
+    if (!UUID.test(id) || !(await store.deleteDirectory(o.db, id.toLowerCase()))) throw notFound();
+  }
+
+  async function byTenantAndProduct(tenant: unknown, product: unknown): Promise<DirectoryRecord[]> {
+    if (!nonEmpty(tenant) || !nonEmpty(product)) throw missing();
+    return (await store.listDirectories(o.db, { tenant, product })).map((r) => record(fromRow(r)));
+  }
+
+  async function list(p: PageParams = {}): Promise<DirectoryRecord[]> {
+    return (await store.listDirectories(o.db, page(p))).map((r) => record(fromRow(r)));
+  }
+
+  /** `product` wins over `provider`; any directory type can be a provider here (Jackson: non-SCIM only). */
+  async function filterBy(p: PageParams & { product?: unknown; provider?: unknown } = {}): Promise<DirectoryRecord[]> {
+    const q = page(p);
+    if (nonEmpty(p.product))
+      return (await store.listDirectories(o.db, { ...q, product: p.product })).map((r) => record(fromRow(r)));
+    if (nonEmpty(p.provider))
+      return (await store.listDirectories(o.db, { ...q, type: p.provider })).map((r) => record(fromRow(r)));
+    throw dsyncError(400, 'Please provide a product or provider.');
+  }
+
+  /**
+   * The tenant+product (and directory) a management read is about: `tenant` and `product`, or the
+   * directory's when only `directoryId` is given (Jackson's v1 routes). Throws 404/400 otherwise.
+   */
+  async function resolveScope(q: { tenant?: unknown; product?: unknown; directoryId?: unknown }): Promise<Scope> {
+    const directoryId = nonEmpty(q.directoryId) ? q.directoryId : undefined;
+    if (nonEmpty(q.tenant) && nonEmpty(q.product)) return { tenant: q.tenant, product: q.product, directoryId };
+    if (directoryId) {
+      const d = await load(directoryId);
+      if (!d) throw dsyncMessage(404, 'Directory not found.');
+      return { tenant: d.tenant, product: d.product, directoryId };
+    }
+    throw dsyncMessage(400, 'Please provide tenant and product, or directoryId.');
+  }
+
+  const count = () => store.countDirectories(o.db);
+
+  return { load, lock, record, create, get, update, remove, byTenantAndProduct, list, filterBy, resolveScope, count };
+}
+
+export type DirectoriesService = ReturnType<typeof createDirectoriesService>;

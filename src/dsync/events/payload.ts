@@ -1,0 +1,35 @@
+/** Jackson's event envelope and its user/group projections (spec/dsync.md §4.2; Jackson scim/transform.ts). */
+import type {
+  Directory,
+  DirectorySyncEvent,
+  DirectorySyncEventType,
+  DsyncGroup,
+  DsyncUser,
+  GroupRecord,
+  UserRecord,
+} from '../types.ts';
+
+export const userRecord = (u: DsyncUser): UserRecord => ({
+  id: u.id,
+  first_name: u.firstName,
+  last_name: u.lastName,
+  email: u.email ?? '',
+  active: u.active,
+  ...(u.roles !== undefined ? { roles: u.roles } : {}),
+  raw: u.raw,
+});
+
+export const groupRecord = (g: DsyncGroup): GroupRecord => ({ id: g.id, name: g.name, raw: g.raw });
+
+export function envelope(
+  type: DirectorySyncEventType,
+  directory: Pick<Directory, 'id' | 'tenant' | 'product'>,
+  subject: { user?: DsyncUser; group?: DsyncGroup },
+): DirectorySyncEvent {
+  const base = { event: type, tenant: directory.tenant, product: directory.product, directory_id: directory.id };
+  if (type.startsWith('user.') && subject.user) return { ...base, data: userRecord(subject.user) };
+  if ((type === 'group.user_added' || type === 'group.user_removed') && subject.user && subject.group)
+    return { ...base, data: { ...userRecord(subject.user), group: groupRecord(subject.group) } };
+  if (type.startsWith('group.') && subject.group && !subject.user) return { ...base, data: groupRecord(subject.group) };
+  return base;
+}

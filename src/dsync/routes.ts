@@ -1,0 +1,81 @@
+/**
+ * The routers of directory sync. Public listener: SCIM for identity providers. Admin listener:
+ * Jackson's management API under `/api/v1/dsync`, behind `Authorization: Api-Key <key>` (Jackson's
+ * gateway takes the second token of the header and looks it up in `JACKSON_API_KEYS`; here every
+ * configured key is compared in constant time).
+ */
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { safeEqual } from '../core/crypto/random.ts';
+import { isDataException } from '../core/db/errors.ts';
+import type { ErrorFamily } from '../core/errors.ts';
+import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
+import type { DirectoriesService } from './directories/service.ts';
+import { dsyncMessage } from './errors.ts';
+import { eventRoutes } from './events/handlers.ts';
+import type { WebhookLogsService } from './events/logs.ts';
+import { groupRoutes } from './groups/handlers.ts';
+import type { GroupsService } from './groups/service.ts';
+import { SCIM_PREFIX, scimRoutes } from './scim/handlers.ts';
+import type { ScimService } from './scim/service.ts';
+import { userRoutes } from './users/handlers.ts';
+import type { UsersService } from './users/service.ts';
+
+export const V1_PREFIX = '/api/v1/dsync';
+
+export interface DsyncRouteServices {
+  directories: DirectoriesService;
+  users: UsersService;
+  groups: GroupsService;
+  webhookLogs: WebhookLogsService;
+  scim: ScimService;
+}
+
+/** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
+export const ERROR_FAMILIES = {
+  public: [{ prefix: SCIM_PREFIX, family: 'scim' as ErrorFamily }],
+  admin: [{ prefix: V1_PREFIX, family: 'dsync' as ErrorFamily }],
+};
+
+export function apiKeyGuard(keys: readonly string[]) {
+  return async (ctx: Context, next: Next) => {
+    const token = ctx.get('authorization').trim().split(/\s+/)[1] ?? '';
+    let ok = false;
+    // Compare with every key, without stopping early.
+    for (const k of keys) ok = safeEqual(k, token) || ok;
+    if (!ok || !token) throw dsyncMessage(401, 'Unauthorized');
+    await next();
+  };
+}
+
+export function publicRouter(s: DsyncRouteServices): Router {
+  const r = new Router();
+  r.use(async (ctx, next) => {
+    ctx.state.errorFamily = 'scim';
+    await next();
+  });
+  scimRoutes(r, s);
+  return r;
+}
+
+export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): Router {
+  const r = new Router({ prefix: V1_PREFIX });
+  r.use(async (ctx, next) => {
+    ctx.state.errorFamily = 'dsync';
+    try {
+      await next();
+    } catch (e) {
+      // A value PostgreSQL refuses (NUL byte, out of range) is the caller's: 400, not 500.
+      if (isDataException(e)) throw dsyncMessage(400, 'Invalid input.');
+      throw e;
+    }
+  });
+  r.use(apiKeyGuard(apiKeys));
+  // Fixed paths before `/:directoryId`, which would match them too.
+  directoryRoutes(r, s);
+  userRoutes(r, s);
+  groupRoutes(r, s);
+  eventRoutes(r, s);
+  directoryByIdRoutes(r, s);
+  return r;
+}

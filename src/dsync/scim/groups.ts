@@ -1,0 +1,202 @@
+/**
+ * SCIM `/Groups` semantics (Jackson DirectoryGroups, spec/dsync.md §3.4, §3.8), scoped to one
+ * directory. Differences from Jackson, on purpose: members sent with POST and PUT are stored, ops
+ * are case-insensitive and `replace`/`remove` of `members` are honoured (Q10), and a member that
+ * is not a user of the directory is ignored without an event, as is re-adding a member (Q7).
+ * Responses keep Jackson's shape, `members: []` included.
+ */
+import { randomUUID } from 'node:crypto';
+import { filter as compile, parse } from 'scim2-parse-filter';
+import type { Executor } from '../../core/db/tx.ts';
+import { scimError } from '../errors.ts';
+import type { EventBatch } from '../events/service.ts';
+import * as groups from '../store/groups.ts';
+import * as members from '../store/members.ts';
+import { findUsers } from '../store/users.ts';
+import type { Directory, DsyncGroup, Raw } from '../types.ts';
+import { isObject, resourceBody } from './attributes.ts';
+import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';
+import { LIST_RESPONSE, type ListQuery } from './users.ts';
+
+export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+
+const view = (g: DsyncGroup) => ({ schemas: [GROUP_SCHEMA], id: g.id, displayName: g.name, members: [] });
+const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
+
+function displayName(v: unknown): string {
+  if (typeof v !== 'string' || v.trim() === '')
+    throw scimError(400, 'The attribute "displayName" is required.', 'invalidValue');
+  return v;
+}
+
+/** `[{value, display?}]` or a single `{value}` → user ids (deduplicated, in order). */
+function memberIds(v: unknown): string[] {
+  const items = Array.isArray(v) ? v : v === undefined || v === null ? [] : [v];
+  const ids = items.map((m) => (isObject(m) ? str(m.value) : null));
+  if (ids.some((id) => id === null || id === ''))
+    throw scimError(400, 'Each member needs a "value" with the user id.', 'invalidValue');
+  return [...new Set(ids as string[])];
+}
+
+export async function loadGroup(db: Executor, directory: Directory, id: string): Promise<DsyncGroup> {
+  const g = await groups.findGroup(db, directory.id, id);
+  if (!g) throw scimError(404, 'Group not found');
+  return g;
+}
+
+async function addMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
+  const known = await findUsers(trx, group.directoryId, ids);
+  const byId = new Map(known.map((u) => [u.id, u]));
+  const added = await members.addMembers(
+    trx,
+    group.directoryId,
+    group.id,
+    ids.filter((id) => byId.has(id)),
+  );
+  for (const id of added) batch.add('group.user_added', { user: byId.get(id)!, group });
+}
+
+async function removeMembers(trx: Executor, group: DsyncGroup, ids: string[] | undefined, batch: EventBatch) {
+  const removed = await members.removeMembers(trx, group.directoryId, group.id, ids);
+  const byId = new Map((await findUsers(trx, group.directoryId, removed)).map((u) => [u.id, u]));
+  for (const id of removed) {
+    const user = byId.get(id);
+    if (user) batch.add('group.user_removed', { user, group });
+  }
+}
+
+/** Makes the group's members exactly `ids` (the existing users among them). */
+async function setMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
+  const current = await members.listMemberIds(trx, group.directoryId, group.id);
+  const wanted = new Set(ids);
+  await removeMembers(
+    trx,
+    group,
+    current.filter((id) => !wanted.has(id)),
+    batch,
+  );
+  await addMembers(trx, group, ids, batch);
+}
+
+export async function createGroup(trx: Executor, directory: Directory, body: unknown, batch: EventBatch) {
+  const b = resourceBody(body);
+  const name = displayName(b.displayName);
+  const id = str(b.groupId) || randomUUID();
+  if ((await groups.findGroupByName(trx, directory.id, name)) || (await groups.findGroup(trx, directory.id, id)))
+    throw scimError(409, 'Group already exists', 'uniqueness');
+  const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...b, members: [] };
+  delete raw.groupId;
+  raw.id = id;
+  const group: DsyncGroup = { directoryId: directory.id, id, name, externalId: str(raw.externalId), raw };
+  await groups.insertGroup(trx, group);
+  batch.add('group.created', { group });
+  if (Array.isArray(b.members)) await addMembers(trx, group, memberIds(b.members), batch);
+  return { status: 201, data: view(group) };
+}
+
+/** PUT /Groups/{id}: renames, merges the body into raw and, when `members` is sent, sets the members. */
+export async function replaceGroup(trx: Executor, current: DsyncGroup, body: unknown, batch: EventBatch) {
+  const b = resourceBody(body);
+  const name = displayName(b.displayName);
+  const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...current.raw, ...b, members: [] };
+  raw.id = current.id;
+  const group: DsyncGroup = { ...current, name, externalId: str(raw.externalId), raw };
+  await groups.updateGroup(trx, group);
+  batch.add('group.updated', { group });
+  if (Array.isArray(b.members)) await setMembers(trx, group, memberIds(b.members), batch);
+  return { status: 200, data: view(group) };
+}
+
+/** Ids selected by `members[<filter>]`: `value eq` disjunctions directly, anything else against the members. */
+async function filteredMembers(trx: Executor, group: DsyncGroup, inner: string): Promise<string[]> {
+  let ast: ReturnType<typeof parse>;
+  try {
+    ast = parse(inner);
+  } catch {
+    throw scimError(400, `Invalid member filter "${inner.slice(0, 200)}".`, 'invalidPath');
+  }
+  const direct: string[] = [];
+  const walk = (f: typeof ast): boolean =>
+    f.op === 'or'
+      ? f.filters.every(walk)
+      : f.op === 'eq' && f.attrPath.toLowerCase() === 'value' && direct.push(String(f.compValue)) > 0;
+  if (walk(ast)) return direct;
+  const test = compile(ast);
+  return (await members.listMemberIds(trx, group.directoryId, group.id)).filter((id) => test({ value: id }));
+}
+
+async function applyOp(trx: Executor, group: DsyncGroup, o: PatchOp, batch: EventBatch): Promise<DsyncGroup> {
+  const path = o.path?.toLowerCase();
+  if (path === 'members') {
+    if (o.op === 'add') await addMembers(trx, group, memberIds(o.value), batch);
+    else if (o.op === 'replace') await setMembers(trx, group, memberIds(o.value), batch);
+    else await removeMembers(trx, group, o.value === undefined ? undefined : memberIds(o.value), batch);
+    return group;
+  }
+  const bracket = o.path && /^members\[(.*)\]$/i.exec(o.path);
+  if (bracket) {
+    if (o.op === 'remove')
+      await removeMembers(trx, group, await filteredMembers(trx, group, bracket[1] as string), batch);
+    return group;
+  }
+  if (path === undefined) {
+    if (!isObject(o.value))
+      throw scimError(400, 'An operation without "path" needs an object "value".', 'invalidValue');
+    let g = group;
+    for (const [key, value] of Object.entries(o.value)) {
+      if (key === 'id' || key === 'schemas') continue;
+      g = await applyOp(trx, g, { op: o.op, path: checkPath(key), value }, batch);
+    }
+    return g;
+  }
+  if (path === 'displayname' && o.op !== 'remove') {
+    const name = displayName(o.value);
+    const renamed: DsyncGroup = { ...group, name, raw: { ...group.raw, displayName: name } };
+    await groups.updateGroup(trx, renamed);
+    batch.add('group.updated', { group: renamed });
+    return renamed;
+  }
+  if (path === 'displayname' || path === 'id')
+    throw scimError(400, `"${o.path}" cannot be removed or changed.`, 'mutability');
+  const raw = applyPatch(group.raw, [o]);
+  raw.id = group.id;
+  const changed: DsyncGroup = { ...group, externalId: str(raw.externalId), raw };
+  await groups.updateGroup(trx, changed);
+  batch.add('group.updated', { group: changed });
+  return changed;
+}
+
+/** PATCH /Groups/{id}: each operation in order; 200 with the group as it ends up. */
+export async function patchGroup(trx: Executor, current: DsyncGroup, body: unknown, batch: EventBatch) {
+  let group = current;
+  for (const o of patchOperations(body)) group = await applyOp(trx, group, o, batch);
+  return { status: 200, data: view(group) };
+}
+
+/** DELETE /Groups/{id}: 200 `{}`; memberships go with the group, without `user_removed` events (Q8). */
+export async function deleteGroup(trx: Executor, current: DsyncGroup, batch: EventBatch) {
+  await groups.deleteGroup(trx, current.directoryId, current.id);
+  batch.add('group.deleted', { group: current });
+  return { status: 200, data: {} };
+}
+
+export const getGroup = (g: DsyncGroup) => ({ status: 200, data: view(g) });
+
+/** GET /Groups: paged with true totals (Jackson returned up to 50, unpaged), Jackson's key order. */
+export async function listGroups(db: Executor, directory: Directory, q: ListQuery) {
+  const { groups: page, total } = await groups.listGroups(
+    db,
+    { directoryId: directory.id },
+    { filter: q.filter, offset: q.startIndex - 1, limit: q.count, withTotal: true },
+  );
+  return {
+    status: 200,
+    data: {
+      schemas: [LIST_RESPONSE],
+      totalResults: total,
+      itemsPerPage: page.length,
+      startIndex: q.startIndex,
+      Resources: page.map((g) => g.raw),
+    },
+  };
+}

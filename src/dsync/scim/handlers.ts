@@ -1,0 +1,40 @@
+/**
+ * SCIM v2 routes for identity providers (Jackson pages/api/scim/v2.0/[...directory].ts):
+ * `/api/scim/v2.0/{directoryId}/{Users|Groups}[/{resourceId}]`, any method, `Authorization: Bearer
+ * <scim.secret>`. Entra ID's `?aadOptscim062020` query is accepted and ignored. Errors render as
+ * RFC 7644 SCIM errors (the path prefix sets the error family before the body is parsed).
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { param } from '../v1-handlers.ts';
+import type { ScimService } from './service.ts';
+
+export const SCIM_PREFIX = '/api/scim/v2.0';
+
+/** Jackson `extractAuthToken`: the second token of `Authorization` (`Bearer <secret>`). */
+const authToken = (header: string): string | null => header.trim().split(/\s+/)[1] ?? null;
+
+const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
+
+export function scimRoutes(r: Router, s: { scim: ScimService }): void {
+  const handleScimRequest = async (ctx: Context) => {
+    const r = await s.scim.handle({
+      method: ctx.method,
+      directoryId: ctx.params.directoryId ?? '',
+      resourceType: ctx.params.resourceType ?? '',
+      resourceId: ctx.params.resourceId,
+      apiSecret: authToken(ctx.get('authorization')),
+      body: ctx.request.body,
+      query: {
+        count: int(param(ctx, 'count')),
+        startIndex: int(param(ctx, 'startIndex')),
+        filter: param(ctx, 'filter'),
+      },
+    });
+    ctx.status = r.status;
+    ctx.type = 'application/scim+json';
+    ctx.body = r.data ?? {};
+  };
+  r.all(`${SCIM_PREFIX}/:directoryId/:resourceType`, handleScimRequest);
+  r.all(`${SCIM_PREFIX}/:directoryId/:resourceType/:resourceId`, handleScimRequest);
+}

@@ -1,0 +1,140 @@
+/**
+ * `requests.handle` (spec/dsync.md §1.8, §3.1): the one entry point for SCIM traffic, used by the
+ * HTTP routes and by the library controller. Pipeline:
+ *   resource type → directory (404) → secret, constant time (401; cloud directories always 401, Q6)
+ *   → deactivated: 200 `{}` (Q5: after the secret check, not before as in Jackson) → method.
+ * Every write runs in one transaction that first locks the directory row, then changes the data
+ * and writes the change's events. Errors are thrown as SCIM AppErrors.
+ */
+import { safeEqual } from '../../core/crypto/random.ts';
+import { isDataException, mapDbError } from '../../core/db/errors.ts';
+import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import type { DirectoriesService } from '../directories/service.ts';
+import { scimError } from '../errors.ts';
+import { type EventBatch, eventBatch, persistEvents } from '../events/service.ts';
+import {
+  type Directory,
+  type DirectorySyncEvent,
+  type DirectorySyncRequest,
+  isScimType,
+  PAGE_LIMIT,
+} from '../types.ts';
+import { parseScimFilter, type ResourceKind } from './filter.ts';
+import * as groups from './groups.ts';
+import * as users from './users.ts';
+
+export interface ScimResult {
+  status: number;
+  data: unknown;
+  /** the events the request committed, in order */
+  events: DirectorySyncEvent[];
+}
+
+type Result = { status: number; data: unknown };
+type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise<Result>;
+
+const MAX_START = 2 ** 31;
+
+/** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
+function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.ListQuery {
+  const start = Number(q?.startIndex);
+  const count = Number(q?.count);
+  const filter = typeof q?.filter === 'string' && q.filter.trim() !== '' ? q.filter : undefined;
+  return {
+    startIndex: Number.isInteger(start) && start >= 1 ? Math.min(start, MAX_START) : 1,
+    count: Number.isInteger(count) && count > 0 && count <= PAGE_LIMIT ? count : PAGE_LIMIT,
+    filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
+  };
+}
+
+export function createScimService(o: { db: Db; directories: DirectoriesService }) {
+  /** Runs a write: directory lock, change, events, commit. A unique violation is a 409. */
+  async function write(kind: ResourceKind, directoryId: string, fn: Write): Promise<ScimResult> {
+    try {
+      return await withTx(o.db, async (trx) => {
+        const directory = await o.directories.lock(trx, directoryId);
+        if (!directory) throw scimError(404, 'Directory configuration not found.');
+        if (directory.deactivated) return { status: 200, data: {}, events: [] };
+        const batch = eventBatch(directory);
+        const r = await fn(trx, directory, batch);
+        await persistEvents(trx, batch);
+        return { ...r, events: batch.events };
+      });
+    } catch (e) {
+      throw mapDbError(e, () => scimError(409, `${kind === 'users' ? 'User' : 'Group'} already exists`, 'uniqueness'));
+    }
+  }
+
+  async function usersRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
+    if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
+    if (id) {
+      const current = await users.loadUser(o.db, d, id);
+      if (method === 'GET') return { status: 200, data: current.raw };
+      const load = async (trx: Executor) => users.loadUser(trx, d, id);
+      if (method === 'PUT')
+        return write('users', d.id, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
+      if (method === 'PATCH')
+        return write('users', d.id, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
+      if (method === 'DELETE')
+        return write('users', d.id, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
+    }
+    if (method === 'POST') return write('users', d.id, (t, dir, b) => users.createUser(t, dir, req.body, b));
+    throw scimError(404, 'Not found');
+  }
+
+  async function groupsRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
+    if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
+    if (id) {
+      const current = await groups.loadGroup(o.db, d, id);
+      if (method === 'GET') return groups.getGroup(current);
+      const load = async (trx: Executor) => groups.loadGroup(trx, d, id);
+      if (method === 'PUT')
+        return write('groups', d.id, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
+      if (method === 'PATCH')
+        return write('groups', d.id, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
+      if (method === 'DELETE')
+        return write('groups', d.id, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
+    }
+    if (method === 'POST') return write('groups', d.id, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
+    throw scimError(404, 'Not found');
+  }
+
+  /**
+   * Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). `trusted` is for
+   * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
+   * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
+   */
+  async function handle(req: DirectorySyncRequest, opts: { trusted?: boolean } = {}): Promise<ScimResult> {
+    try {
+      return await dispatch(req, opts.trusted === true);
+    } catch (e) {
+      // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
+      if (isDataException(e))
+        throw scimError(400, 'The request contains a value that cannot be stored.', 'invalidValue');
+      throw e;
+    }
+  }
+
+  async function dispatch(req: DirectorySyncRequest, trusted: boolean): Promise<ScimResult> {
+    const kind = String(req.resourceType ?? '').toLowerCase();
+    if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
+    const directory = await o.directories.load(String(req.directoryId ?? ''));
+    if (!directory) throw scimError(404, 'Directory configuration not found.');
+    const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
+    const ok = safeEqual(directory.scim.secret, secret) && isScimType(directory.type) && directory.scim.secret !== '';
+    if (!ok && !trusted) throw scimError(401, 'Unauthorized');
+    if (directory.deactivated) return { status: 200, data: {}, events: [] };
+    const method = String(req.method ?? '').toUpperCase();
+    const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
+    if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');
+    const r =
+      kind === 'users'
+        ? await usersRequest(directory, method, id, req)
+        : await groupsRequest(directory, method, id, req);
+    return 'events' in r ? (r as ScimResult) : { ...r, events: [] };
+  }
+
+  return { handle };
+}
+
+export type ScimService = ReturnType<typeof createScimService>;

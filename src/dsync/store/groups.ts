@@ -1,0 +1,108 @@
+/** dsync_groups: SCIM groups, keyed by (directory_id, id). */
+import { type Selectable, sql } from 'kysely';
+import type { DsyncGroupsTable } from '../../core/db/schema.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import type { Predicate } from '../scim/filter.ts';
+import type { DsyncGroup, Raw } from '../types.ts';
+import { predicateSql } from './filter-sql.ts';
+import type { UserScope } from './users.ts';
+
+type GroupRow = Selectable<DsyncGroupsTable>;
+
+const toGroup = (r: GroupRow): DsyncGroup => ({
+  directoryId: r.directory_id,
+  id: r.id,
+  name: r.name,
+  externalId: r.external_id,
+  raw: r.raw as Raw,
+});
+
+export async function insertGroup(db: Executor, g: DsyncGroup): Promise<void> {
+  await db
+    .insertInto('dsync_groups')
+    .values({
+      directory_id: g.directoryId,
+      id: g.id,
+      name: g.name,
+      external_id: g.externalId,
+      raw: JSON.stringify(g.raw),
+    })
+    .execute();
+}
+
+export async function updateGroup(db: Executor, g: DsyncGroup): Promise<void> {
+  await db
+    .updateTable('dsync_groups')
+    .set({ name: g.name, external_id: g.externalId, raw: JSON.stringify(g.raw), updated_at: sql`now()` })
+    .where('directory_id', '=', g.directoryId)
+    .where('id', '=', g.id)
+    .execute();
+}
+
+export async function deleteGroup(db: Executor, directoryId: string, id: string): Promise<void> {
+  await db.deleteFrom('dsync_groups').where('directory_id', '=', directoryId).where('id', '=', id).execute();
+}
+
+export async function findGroup(db: Executor, directoryId: string, id: string): Promise<DsyncGroup | undefined> {
+  const r = await db
+    .selectFrom('dsync_groups')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return r && toGroup(r);
+}
+
+/** A group of the directory with this displayName (case-insensitive), if any. */
+export async function findGroupByName(
+  db: Executor,
+  directoryId: string,
+  name: string,
+): Promise<DsyncGroup | undefined> {
+  const r = await db
+    .selectFrom('dsync_groups')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
+    .limit(1)
+    .executeTakeFirst();
+  return r && toGroup(r);
+}
+
+function scoped(db: Executor, scope: UserScope, filter?: Predicate) {
+  let q = db.selectFrom('dsync_groups as g');
+  if (scope.directoryId !== undefined) q = q.where('g.directory_id', '=', scope.directoryId);
+  if (scope.tenant !== undefined || scope.product !== undefined) {
+    q = q.where('g.directory_id', 'in', (eb) =>
+      eb
+        .selectFrom('dsync_directories')
+        .select('id')
+        .where('tenant', '=', scope.tenant ?? '')
+        .where('product', '=', scope.product ?? ''),
+    );
+  }
+  if (filter) q = q.where(predicateSql(filter, { alias: 'g' }));
+  return q;
+}
+
+export async function listGroups(
+  db: Executor,
+  scope: UserScope,
+  opts: { filter?: Predicate | undefined; offset: number; limit: number; withTotal?: boolean },
+): Promise<{ groups: DsyncGroup[]; total: number }> {
+  const rows = await scoped(db, scope, opts.filter)
+    .selectAll('g')
+    .orderBy('g.created_at', 'desc')
+    .orderBy('g.id', 'desc')
+    .offset(opts.offset)
+    .limit(opts.limit)
+    .execute();
+  let total = rows.length;
+  if (opts.withTotal) {
+    const c = await scoped(db, scope, opts.filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    total = Number(c.n);
+  }
+  return { groups: rows.map(toGroup), total };
+}

@@ -1,0 +1,141 @@
+/** dsync_users: SCIM users, keyed by (directory_id, id). */
+import { type Selectable, sql } from 'kysely';
+import type { DsyncUsersTable } from '../../core/db/schema.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import type { Predicate } from '../scim/filter.ts';
+import type { DsyncUser, Raw } from '../types.ts';
+import { predicateSql } from './filter-sql.ts';
+
+type UserRow = Selectable<DsyncUsersTable>;
+
+const toUser = (r: UserRow): DsyncUser => ({
+  directoryId: r.directory_id,
+  id: r.id,
+  userName: r.user_name,
+  externalId: r.external_id,
+  email: r.email,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  active: r.active,
+  roles: Array.isArray(r.roles) ? r.roles : undefined,
+  raw: r.raw as Raw,
+});
+
+const columns = (u: DsyncUser) => ({
+  user_name: u.userName,
+  external_id: u.externalId,
+  email: u.email,
+  first_name: u.firstName,
+  last_name: u.lastName,
+  active: u.active,
+  roles: u.roles === undefined ? null : JSON.stringify(u.roles),
+  raw: JSON.stringify(u.raw),
+});
+
+export async function insertUser(db: Executor, u: DsyncUser): Promise<void> {
+  await db
+    .insertInto('dsync_users')
+    .values({ directory_id: u.directoryId, id: u.id, ...columns(u) })
+    .execute();
+}
+
+export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
+  await db
+    .updateTable('dsync_users')
+    .set({ ...columns(u), updated_at: sql`now()` })
+    .where('directory_id', '=', u.directoryId)
+    .where('id', '=', u.id)
+    .execute();
+}
+
+export async function deleteUser(db: Executor, directoryId: string, id: string): Promise<void> {
+  await db.deleteFrom('dsync_users').where('directory_id', '=', directoryId).where('id', '=', id).execute();
+}
+
+export async function findUser(db: Executor, directoryId: string, id: string): Promise<DsyncUser | undefined> {
+  const r = await db
+    .selectFrom('dsync_users')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return r && toUser(r);
+}
+
+/** Users of the directory whose userName or email equals one of the given values (case-insensitive). */
+export async function findUserClash(
+  db: Executor,
+  directoryId: string,
+  userName: string | null,
+  email: string | null,
+  exceptId?: string,
+): Promise<DsyncUser | undefined> {
+  const names = [userName, email].filter((v): v is string => !!v).map((v) => v.toLowerCase());
+  if (!names.length) return undefined;
+  let q = db
+    .selectFrom('dsync_users')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where((eb) => eb.or([eb(eb.fn('lower', ['user_name']), 'in', names), eb(eb.fn('lower', ['email']), 'in', names)]));
+  if (exceptId !== undefined) q = q.where('id', '<>', exceptId);
+  const r = await q.limit(1).executeTakeFirst();
+  return r && toUser(r);
+}
+
+export interface UserScope {
+  directoryId?: string | undefined;
+  /** tenant+product of the directory (management API) */
+  tenant?: string | undefined;
+  product?: string | undefined;
+}
+
+function scoped(db: Executor, scope: UserScope, filter?: Predicate) {
+  let q = db.selectFrom('dsync_users as u');
+  if (scope.directoryId !== undefined) q = q.where('u.directory_id', '=', scope.directoryId);
+  if (scope.tenant !== undefined || scope.product !== undefined) {
+    q = q.where('u.directory_id', 'in', (eb) =>
+      eb
+        .selectFrom('dsync_directories')
+        .select('id')
+        .where('tenant', '=', scope.tenant ?? '')
+        .where('product', '=', scope.product ?? ''),
+    );
+  }
+  if (filter) q = q.where(predicateSql(filter, { alias: 'u' }));
+  return q;
+}
+
+/** One page, newest first, and the true total (Q3). */
+export async function listUsers(
+  db: Executor,
+  scope: UserScope,
+  opts: { filter?: Predicate | undefined; offset: number; limit: number; withTotal?: boolean },
+): Promise<{ users: DsyncUser[]; total: number }> {
+  const rows = await scoped(db, scope, opts.filter)
+    .selectAll('u')
+    .orderBy('u.created_at', 'desc')
+    .orderBy('u.id', 'desc')
+    .offset(opts.offset)
+    .limit(opts.limit)
+    .execute();
+  let total = rows.length;
+  if (opts.withTotal) {
+    const c = await scoped(db, scope, opts.filter)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    total = Number(c.n);
+  }
+  return { users: rows.map(toUser), total };
+}
+
+/** The users of the directory with these ids (any order). */
+export async function findUsers(db: Executor, directoryId: string, ids: string[]): Promise<DsyncUser[]> {
+  if (!ids.length) return [];
+  const rows = await db
+    .selectFrom('dsync_users')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where('id', 'in', ids)
+    .execute();
+  return rows.map(toUser);
+}

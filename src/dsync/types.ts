@@ -1,0 +1,171 @@
+/**
+ * Domain types of directory sync and the Jackson wire shapes they map to (spec/dsync.md §1–§4).
+ * Domain objects are camelCase; the wire objects keep Jackson's snake_case names exactly.
+ */
+
+/** Jackson's provider keys and labels (`providers()`, §1.3). */
+export const DIRECTORY_TYPES = {
+  'azure-scim-v2': 'Entra ID SCIM v2.0',
+  'onelogin-scim-v2': 'OneLogin SCIM v2.0',
+  'okta-scim-v2': 'Okta SCIM v2.0',
+  'jumpcloud-scim-v2': 'JumpCloud v2.0',
+  'generic-scim-v2': 'Generic SCIM v2.0',
+  google: 'Google',
+} as const;
+
+export type DirectoryType = keyof typeof DIRECTORY_TYPES;
+
+export const isDirectoryType = (t: unknown): t is DirectoryType =>
+  typeof t === 'string' && Object.hasOwn(DIRECTORY_TYPES, t);
+
+/** Cloud directories are synced by gatehouse itself and never accept SCIM traffic (§3.10 Q6). */
+export const isScimType = (t: DirectoryType): boolean => t !== 'google';
+
+/** A directory with its secrets opened. */
+export interface Directory {
+  id: string;
+  name: string;
+  tenant: string;
+  product: string;
+  type: DirectoryType;
+  logWebhookEvents: boolean;
+  deactivated: boolean;
+  webhook: { endpoint: string; secret: string };
+  scim: { path: string; secret: string };
+  googleAccessToken: string;
+  googleRefreshToken: string;
+  createdAt: Date;
+}
+
+/** Jackson's directory record with its computed fields (§2.1–§2.2). */
+export interface DirectoryRecord {
+  id: string;
+  name: string;
+  tenant: string;
+  product: string;
+  type: DirectoryType;
+  log_webhook_events: boolean;
+  webhook: { endpoint: string; secret: string };
+  scim: { path: string; secret: string; endpoint?: string };
+  google_access_token?: string;
+  google_refresh_token?: string;
+  deactivated: boolean;
+  google_authorization_url?: string;
+}
+
+export type Raw = Record<string, unknown>;
+
+/** A stored SCIM user. */
+export interface DsyncUser {
+  directoryId: string;
+  id: string;
+  userName: string | null;
+  externalId: string | null;
+  email: string | null;
+  firstName: string;
+  lastName: string;
+  active: boolean;
+  /** undefined: the user has no roles (Jackson then leaves `roles` out of records and events). */
+  roles: unknown[] | undefined;
+  raw: Raw;
+}
+
+/** A stored SCIM group. */
+export interface DsyncGroup {
+  directoryId: string;
+  id: string;
+  name: string;
+  externalId: string | null;
+  raw: Raw;
+}
+
+/** Jackson's user projection (events, controller, v1 API). */
+export interface UserRecord {
+  id: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  active: boolean;
+  roles?: unknown[];
+  raw: Raw;
+}
+
+export interface GroupRecord {
+  id: string;
+  name: string;
+  raw: Raw;
+}
+
+export type DirectorySyncEventType =
+  | 'user.created'
+  | 'user.updated'
+  | 'user.deleted'
+  | 'group.created'
+  | 'group.updated'
+  | 'group.deleted'
+  | 'group.user_added'
+  | 'group.user_removed';
+
+/** The event as Jackson serialises it: key order `{event, tenant, product, directory_id, data}` (§4.2). */
+export interface DirectorySyncEvent {
+  event: DirectorySyncEventType;
+  tenant: string;
+  product: string;
+  directory_id: string;
+  data?: UserRecord | GroupRecord | (UserRecord & { group: GroupRecord });
+}
+
+export type EventCallback = (event: DirectorySyncEvent) => unknown;
+
+/** `requests.handle` input (§1.8). */
+export interface DirectorySyncRequest {
+  method: string;
+  body?: unknown;
+  directoryId: string;
+  resourceType: string;
+  resourceId?: string | undefined;
+  apiSecret: string | null | undefined;
+  query?: { count?: number | undefined; startIndex?: number | undefined; filter?: string | undefined };
+}
+
+export interface DirectorySyncResponse {
+  status: number;
+  data?: unknown;
+}
+
+/** What a management read is scoped to: a tenant+product and, optionally, one of its directories. */
+export interface Scope {
+  tenant: string;
+  product: string;
+  directoryId?: string | undefined;
+}
+
+/** A scope as callers give it: tenant+product, or a directoryId (v1 routes accept either). */
+export interface ScopeQuery {
+  tenant?: unknown;
+  product?: unknown;
+  directoryId?: unknown;
+}
+
+/** Jackson's page parameters (`pageToken` is accepted and ignored: offsets are exact here). */
+export interface PageParams {
+  pageOffset?: number | undefined;
+  pageLimit?: number | undefined;
+  pageToken?: string | undefined;
+}
+
+/** Jackson's `db.pageLimit`: the default and the largest page of any list. */
+export const PAGE_LIMIT = 50;
+
+export function page(p: PageParams = {}): { offset: number; limit: number } {
+  const offset =
+    Number.isInteger(p.pageOffset) && (p.pageOffset as number) > 0 ? Math.min(p.pageOffset as number, 2 ** 31) : 0;
+  const raw = Number.isInteger(p.pageLimit) ? (p.pageLimit as number) : 0;
+  return { offset, limit: raw > 0 && raw <= PAGE_LIMIT ? raw : PAGE_LIMIT };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+/** A directory id for a query: ids that are not UUIDs match nothing instead of failing the uuid cast. */
+export const directoryIdOrNil = (v: string): string =>
+  isUuid(v) ? v.toLowerCase() : '00000000-0000-0000-0000-000000000000';

@@ -1,0 +1,19 @@
+/** `/api/v1/dsync/users` (Jackson pages/api/v1/dsync/users/{index,[userId]}.ts). */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { allow, pageParams, scopeParams } from '../v1-handlers.ts';
+import type { UsersService } from './service.ts';
+
+export function userRoutes(r: Router, s: { users: UsersService }): void {
+  /** GET /api/v1/dsync/users?tenant&product|directoryId: a page of users; the whole envelope. */
+  r.get('/users', async (ctx: Context) => {
+    ctx.body = { data: await s.users.list(scopeParams(ctx), pageParams(ctx)), error: null };
+  });
+  allow(r, '/users', ['GET']);
+
+  /** GET /api/v1/dsync/users/{userId} */
+  r.get('/users/:userId', async (ctx: Context) => {
+    ctx.body = { data: await s.users.get(scopeParams(ctx), ctx.params.userId) };
+  });
+  allow(r, '/users/:userId', ['GET']);
+}

@@ -1,0 +1,73 @@
+/**
+ * Management reads of users (Jackson `users.*` after `setTenantAndProduct`, spec/dsync.md §1.5):
+ * scoped by tenant+product and, when given, one directory. Newest first, pages of at most 50.
+ */
+import type { Db } from '../../core/db/tx.ts';
+import { dsyncError } from '../errors.ts';
+import { userRecord } from '../events/payload.ts';
+import type { Predicate } from '../scim/filter.ts';
+import * as store from '../store/users.ts';
+import {
+  type DsyncUser,
+  directoryIdOrNil,
+  type PageParams,
+  page,
+  type Scope,
+  type ScopeQuery,
+  type UserRecord,
+} from '../types.ts';
+
+export type ManagedUser = UserRecord & { directoryId: string };
+
+/** Jackson's stored user: the event projection plus `directoryId`. */
+export const managedUser = (u: DsyncUser): ManagedUser => {
+  const { raw, ...rest } = userRecord(u);
+  return { ...rest, directoryId: u.directoryId, raw };
+};
+
+export const storeScope = (s: Scope, directoryId = s.directoryId) => ({
+  tenant: s.tenant,
+  product: s.product,
+  ...(directoryId ? { directoryId: directoryIdOrNil(directoryId) } : {}),
+});
+
+const eq = (column: string, value: string, exact: boolean): Predicate => ({
+  kind: 'cmp',
+  field: { kind: 'column', column, exact, type: 'text' },
+  op: 'eq',
+  value,
+});
+
+export function createUsersService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
+  async function list(q: ScopeQuery, p: PageParams = {}): Promise<ManagedUser[]> {
+    const scope = await o.resolveScope(q);
+    const { users } = await store.listUsers(o.db, storeScope(scope), page(p));
+    return users.map(managedUser);
+  }
+
+  /** Throws 404 `User not found`. */
+  async function get(q: ScopeQuery, id: unknown): Promise<ManagedUser> {
+    const scope = await o.resolveScope(q);
+    if (typeof id !== 'string' || id === '') throw dsyncError(404, 'User not found');
+    const { users } = await store.listUsers(o.db, storeScope(scope), {
+      filter: eq('id', id, true),
+      offset: 0,
+      limit: 1,
+    });
+    if (!users[0]) throw dsyncError(404, 'User not found');
+    return managedUser(users[0]);
+  }
+
+  /** Jackson's `search(userName, directoryId)`: users of the directory whose userName or email it is. */
+  async function search(q: ScopeQuery, userName: unknown, directoryId: unknown): Promise<ManagedUser[]> {
+    const scope = await o.resolveScope(q);
+    if (typeof userName !== 'string' || typeof directoryId !== 'string') return [];
+    const filter: Predicate = { kind: 'or', items: [eq('user_name', userName, false), eq('email', userName, false)] };
+    const { users } = await store.listUsers(o.db, storeScope(scope, directoryId), { filter, offset: 0, limit: 50 });
+    return users.map(managedUser);
+  }
+
+  return { list, get, search };
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;

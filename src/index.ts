@@ -1,0 +1,98 @@
+/**
+ * Library entry point: Jackson-style controllers for embedding directory sync.
+ *
+ *   import { controllers } from 'gatehouse';
+ *   const { directorySyncController, close } = await controllers({
+ *     externalUrl: 'https://sso.example.com',
+ *     db: { engine: 'sql', url: 'postgres://…', encryptionKey: process.env.SECRETS_SYSTEM },
+ *   });
+ *
+ * `db.engine: 'memory'` (or Jackson's `'mem'`) starts the embedded PostgreSQL in `db.dir`
+ * (default `.gatehouse`). Migrations are applied in both cases. `close()` releases the pool and
+ * stops an embedded PostgreSQL.
+ */
+import { loadConfig } from './core/config/load.ts';
+import { createContainer } from './container.ts';
+import { createLogger } from './core/log.ts';
+import type { DirectorySyncController } from './dsync/controller.ts';
+import { createDirectorySyncController } from './dsync/controller.ts';
+import { createDsyncServices } from './dsync/index.ts';
+import type { EventCallback } from './dsync/types.ts';
+
+export type { DirectorySyncController } from './dsync/controller.ts';
+export type {
+  DirectoryRecord,
+  DirectorySyncEvent,
+  DirectorySyncEventType,
+  DirectorySyncRequest,
+  DirectorySyncResponse,
+  DirectoryType,
+  EventCallback,
+  GroupRecord,
+  UserRecord,
+} from './dsync/types.ts';
+
+export interface ControllerOptions {
+  /** Base URL identity providers reach; prefix of `scim.endpoint`. Required. */
+  externalUrl: string;
+  /** Jackson's `scimPath` (default `/api/scim/v2.0`), used to build `scim.path`. */
+  scimPath?: string;
+  db?: {
+    engine?: 'sql' | 'memory' | 'mem';
+    /** PostgreSQL URL for `engine: 'sql'` (Jackson's default: postgresql://postgres:postgres@localhost:5432/postgres). */
+    url?: string;
+    /**
+     * Key that seals directory secrets at rest (at least 16 characters). Use the value of the
+     * service's `SECRETS_SYSTEM` to share a database with it. Required for `engine: 'sql'`; with
+     * `memory` a development key is generated in the data folder when it is missing.
+     */
+    encryptionKey?: string;
+    /** Data folder of the embedded PostgreSQL (`engine: 'memory'`). */
+    dir?: string;
+  };
+  dsync?: {
+    /** Jackson's embedded mode: every event of `requests.handle` goes to this callback. */
+    callback?: EventCallback;
+  };
+  /** Log level of the library's own logs (pino, to stderr). Default `warn`. */
+  logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export interface Controllers {
+  directorySyncController: DirectorySyncController;
+  /** Closes the database pool and stops an embedded PostgreSQL. */
+  close(): Promise<void>;
+}
+
+export async function controllers(opts: ControllerOptions): Promise<Controllers> {
+  if (!opts?.externalUrl) throw new Error('externalUrl is required');
+  const engine = opts.db?.engine ?? 'sql';
+  if (engine !== 'sql' && engine !== 'memory' && engine !== 'mem') throw new Error(`unsupported db.engine: ${engine}`);
+  const memory = engine !== 'sql';
+  const key = opts.db?.encryptionKey;
+  if (!memory && !key)
+    throw new Error(
+      "db.encryptionKey is required with db.engine 'sql': gatehouse seals directory secrets at rest (use the service's SECRETS_SYSTEM value)",
+    );
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      dsn: memory ? 'memory' : (opts.db?.url ?? 'postgresql://postgres:postgres@localhost:5432/postgres'),
+      'secrets.system': key ? [key] : [],
+      'dsync.external_url': opts.externalUrl,
+      ...(opts.db?.dir ? { 'db.memory.dir': opts.db.dir } : {}),
+    },
+  });
+  const log = createLogger({ level: opts.logLevel ?? 'warn', destination: process.stderr as never });
+  const container = await createContainer({ config, log, autoMigrate: true });
+  const services = createDsyncServices(container, opts.scimPath ? { scimPath: opts.scimPath } : {});
+  return {
+    directorySyncController: createDirectorySyncController(services, {
+      log,
+      ...(opts.dsync?.callback ? { callback: opts.dsync.callback } : {}),
+    }),
+    close: () => container.close(),
+  };
+}
+
+export default controllers;

@@ -1,0 +1,103 @@
+/**
+ * Directory-sync test helpers: a server with an API key, a v1 API client, a SCIM client bound to a
+ * directory (path and bearer secret from the directory record, as an identity provider gets them),
+ * and direct reads of what is stored.
+ */
+import { sql } from 'kysely';
+import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
+import { startTestServer, type TestServer } from './apps.ts';
+
+export const API_KEY = 'test-dsync-api-key-0123456789';
+
+export function startDsyncServer(overrides: Record<string, unknown> = {}): Promise<TestServer> {
+  return startTestServer({ overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+async function call(url: string, method: string, body: unknown, headers: Record<string, string>): Promise<Reply> {
+  const res = await fetch(url, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** The v1 management API on the admin listener. */
+export function v1(s: TestServer, key: string | null = API_KEY) {
+  return (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    call(`${s.adminUrl}/api/v1/dsync${path}`, method, body, {
+      ...(key !== null ? { authorization: `Api-Key ${key}` } : {}),
+      ...headers,
+    });
+}
+
+export async function createDirectory(s: TestServer, input: Record<string, unknown> = {}): Promise<DirectoryRecord> {
+  const r = await v1(s)('POST', '', { tenant: 'acme', product: 'crm', type: 'okta-scim-v2', ...input });
+  if (r.status !== 201) throw new Error(`create directory: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data as DirectoryRecord;
+}
+
+/**
+ * A SCIM client as an identity provider configures it: the base URL is `scim.endpoint` (for Entra
+ * ID it carries `/?aadOptscim062020`, and the resource path goes before the query string).
+ */
+export function scimClient(s: TestServer, dir: DirectoryRecord, secret: string | null = dir.scim.secret) {
+  const endpoint = dir.scim.endpoint ?? '';
+  const [base, query] = endpoint.split('/?');
+  const local = new URL(base ?? '');
+  return (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const [p, q] = path.split('?');
+    const qs = [query, q].filter(Boolean).join('&');
+    const url = `${s.publicUrl}${local.pathname}${p}${qs ? `?${qs}` : ''}`;
+    return call(url, method, body, {
+      ...(secret !== null ? { authorization: `Bearer ${secret}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/scim+json' } : {}),
+      ...headers,
+    });
+  };
+}
+
+/** Stored events of a directory, in sequence order. */
+export async function storedEvents(
+  s: TestServer,
+  directoryId: string,
+): Promise<Array<DirectorySyncEvent & { seq: number }>> {
+  const { rows } = await sql<{ seq: number; payload: DirectorySyncEvent }>`
+    select seq, payload from dsync_events where directory_id = ${directoryId} order by seq`.execute(s.container.db);
+  return rows.map((r) => ({ ...r.payload, seq: Number(r.seq) }));
+}
+
+/** A snapshot of everything stored under a directory (users, groups, memberships, events). */
+export async function snapshot(s: TestServer, directoryId: string) {
+  const db = s.container.db;
+  const [users, groups, members, events] = await Promise.all([
+    sql`select * from dsync_users where directory_id = ${directoryId} order by id`.execute(db),
+    sql`select * from dsync_groups where directory_id = ${directoryId} order by id`.execute(db),
+    sql`select group_id, user_id from dsync_group_members where directory_id = ${directoryId} order by 1, 2`.execute(
+      db,
+    ),
+    sql`select count(*)::int as n from dsync_events where directory_id = ${directoryId}`.execute(db),
+  ]);
+  return JSON.stringify({ users: users.rows, groups: groups.rows, members: members.rows, events: events.rows });
+}
+
+export async function memberIds(s: TestServer, directoryId: string, groupId: string): Promise<string[]> {
+  const { rows } = await sql<{ user_id: string }>`
+    select user_id from dsync_group_members where directory_id = ${directoryId} and group_id = ${groupId} order by user_id`.execute(
+    s.container.db,
+  );
+  return rows.map((r) => r.user_id);
+}
