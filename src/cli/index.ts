@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerJobs } from './jobs.ts';
+import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerServe } from './serve.ts';
 import { registerWorker } from './worker.ts';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerMigrate(program);
   registerJobs(program);
+  registerJwks(program);
   return program;
 }
 

@@ -4,14 +4,49 @@
  */
 import Router from '@koa/router';
 import type { Core } from '../container.ts';
+import { type DiscoveryService, createDiscoveryService } from './discovery/service.ts';
+import { registerDiscoveryRoutes } from './discovery/handlers.ts';
+import { TtlLru } from './jwk/cache.ts';
+import { registerJwkRoutes } from './jwk/handlers.ts';
+import type { Jwk } from './jwk/keys.ts';
+import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
+import { createKeySealer } from './jwk/sealed.ts';
+import { createJwkService, type JwkService } from './jwk/service.ts';
+import { DEFAULT_NID } from './store/network.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
   adminRouter: Router;
+  /** Signing and verification keys for ID tokens, JWT access tokens and logout tokens. */
+  keys: KeyProvider;
+  jwks: JwkService;
+  discovery: DiscoveryService;
 }
 
-export function createOAuth2(_core: Core): OAuth2 {
+export function createOAuth2(core: Core): OAuth2 {
   const publicRouter = new Router();
   const adminRouter = new Router();
-  return { publicRouter, adminRouter };
+  const { config, clock } = core;
+  const nid = DEFAULT_NID;
+
+  const sealer = createKeySealer(config.secrets.system, nid);
+  const cacheCfg = config.db.jwk_cache;
+  const cache = cacheCfg.enabled
+    ? new TtlLru<Jwk[]>({ maxWeight: cacheCfg.size, ttlMs: cacheCfg.ttl, clock })
+    : undefined;
+  const keys = createKeyProvider({
+    db: core.db,
+    nid,
+    sealer,
+    clock,
+    log: core.log,
+    cache,
+    broadcastSets: config.webfinger.jwks.broadcast_keys,
+  });
+  const jwks = createJwkService({ db: core.db, nid, sealer, clock, provider: keys });
+  registerJwkRoutes(publicRouter, adminRouter, { service: jwks, provider: keys, issuer: config.urls.self.issuer });
+  const discovery = createDiscoveryService(config, keys);
+  registerDiscoveryRoutes(publicRouter, discovery);
+
+  return { publicRouter, adminRouter, keys, jwks, discovery };
 }

@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import type { TaskList } from 'graphile-worker';
 import type { Runner } from 'graphile-worker';
+import type { Clock } from '../../src/core/clock.ts';
 import { loadConfig } from '../../src/core/config/load.ts';
 import { type Container, createContainer } from '../../src/container.ts';
 import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
@@ -58,6 +59,8 @@ export interface TestServerOptions {
   overrides?: Record<string, unknown>;
   log?: Logger;
   database?: TestDatabase;
+  /** A clock for the container (e.g. `manualClock()` from src/core/clock.ts); the system clock otherwise. */
+  clock?: Clock;
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -85,6 +88,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     log: opts.log ?? createLogger({ level: 'silent' }),
     databaseUrl: database.url,
     autoMigrate: false,
+    ...(opts.clock ? { clock: opts.clock } : {}),
   });
   const serving = await serve(container, 'all');
   const runners: Runner[] = [];

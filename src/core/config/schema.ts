@@ -231,6 +231,8 @@ export const spec = {
       token_url: url('Override of `token_endpoint`.', '""'),
       jwks_url: url('Override of `jwks_uri`.', '""'),
       userinfo_url: url('Override of `userinfo_endpoint`.', '""'),
+      device_authorization_url: url('Override of `device_authorization_endpoint`.', '""'),
+      verifiable_credentials_url: url('Override of `credentials_endpoint_draft_00`.', '""'),
     },
   },
   feature_flags: {
@@ -252,9 +254,15 @@ export const spec = {
     memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
     pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
     jwk_cache: {
-      enabled: bool(false, 'Cache JSON Web Keys in memory. Updates are not pushed: entries expire after `ttl`.'),
-      size: int(1000, 'Maximum number of cached keys.', 1),
-      ttl: dur('1m', 'Time-to-live of cached keys (recommended: keep it short).'),
+      enabled: bool(
+        false,
+        'Cache JSON Web Keys in memory, per process. Updates are not pushed into the cache: entries expire after `ttl`.',
+      ),
+      size: int(1000, 'Maximum number of cached keys (whole sets are cached; a set larger than this is not).', 1),
+      ttl: dur(
+        '1m',
+        'Time-to-live of cached key sets: how long a key change made elsewhere can go unseen. Set one; `0` keeps entries until evicted (not recommended).',
+      ),
     },
   },
   worker: {

@@ -96,6 +96,22 @@ export interface JtiBlacklistTable {
   expires_at: Timestamp;
 }
 
+/** JSON Web Keys (sql/0020). `keydata` is the sealed JWK (src/core/crypto/aead.ts), never plaintext. */
+export interface JwkKeysTable {
+  id: Generated<number>;
+  nid: string;
+  sid: string;
+  kid: string;
+  keydata: string;
+  created_at: Timestamp;
+}
+
+/** Row locks that serialise automatic key-set generation across processes (sql/0020). */
+export interface JwkSetLocksTable {
+  nid: string;
+  sid: string;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -105,6 +121,8 @@ export interface Database {
   oauth2_access_tokens: AccessTokensTable;
   oauth2_refresh_tokens: RefreshTokensTable;
   oauth2_jti_blacklist: JtiBlacklistTable;
+  jwk_keys: JwkKeysTable;
+  jwk_set_locks: JwkSetLocksTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -165,4 +183,6 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   oauth2_access_tokens: TOKEN_COLUMNS,
   oauth2_refresh_tokens: [...TOKEN_COLUMNS, 'access_token_signature', 'active', 'first_used_at', 'used_times'],
   oauth2_jti_blacklist: ['nid', 'signature', 'expires_at'],
+  jwk_keys: ['id', 'nid', 'sid', 'kid', 'keydata', 'created_at'],
+  jwk_set_locks: ['nid', 'sid'],
 };

@@ -1,0 +1,72 @@
+/**
+ * JSON Web Key routes: `/admin/keys/…` on the admin listener (Hydra's JwkApi operations) and
+ * `/.well-known/jwks.json` on the public listener (discoverJsonWebKeys).
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { KeyProvider } from './provider.ts';
+import { createJsonWebKeySetBody, jsonWebKeyBody, jsonWebKeySetBody, parseBody } from './schemas.ts';
+import type { JwkService } from './service.ts';
+
+export interface JwkRouteDeps {
+  service: JwkService;
+  provider: KeyProvider;
+  /** `urls.self.issuer`: Hydra builds the Location of a created set from it (`<issuer>/keys/<set>`). */
+  issuer: string;
+}
+
+const param = (ctx: Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');
+
+export function registerJwkRoutes(publicRouter: Router, adminRouter: Router, d: JwkRouteDeps): void {
+  async function discoverJsonWebKeys(ctx: Context) {
+    ctx.body = await d.provider.getPublicJwks();
+  }
+
+  async function createJsonWebKeySet(ctx: Context) {
+    const body = parseBody(createJsonWebKeySetBody, ctx.request.body);
+    const set = param(ctx, 'set');
+    const jwks = await d.service.createKeySet(set, body);
+    const location = new URL(d.issuer);
+    location.pathname = `${location.pathname.replace(/\/+$/, '')}/keys/${encodeURIComponent(set)}`;
+    ctx.set('Location', location.toString());
+    ctx.status = 201;
+    ctx.body = jwks;
+  }
+
+  async function getJsonWebKeySet(ctx: Context) {
+    ctx.body = await d.service.getKeySet(param(ctx, 'set'));
+  }
+
+  async function getJsonWebKey(ctx: Context) {
+    ctx.body = await d.service.getKey(param(ctx, 'set'), param(ctx, 'kid'));
+  }
+
+  async function setJsonWebKeySet(ctx: Context) {
+    const body = parseBody(jsonWebKeySetBody, ctx.request.body);
+    ctx.body = await d.service.setKeySet(param(ctx, 'set'), body.keys);
+  }
+
+  async function setJsonWebKey(ctx: Context) {
+    const body = parseBody(jsonWebKeyBody, ctx.request.body);
+    ctx.body = await d.service.setKey(param(ctx, 'set'), param(ctx, 'kid'), body);
+  }
+
+  async function deleteJsonWebKeySet(ctx: Context) {
+    await d.service.deleteKeySet(param(ctx, 'set'));
+    ctx.status = 204;
+  }
+
+  async function deleteJsonWebKey(ctx: Context) {
+    await d.service.deleteKey(param(ctx, 'set'), param(ctx, 'kid'));
+    ctx.status = 204;
+  }
+
+  publicRouter.get('/.well-known/jwks.json', discoverJsonWebKeys);
+  adminRouter.post('/admin/keys/:set', createJsonWebKeySet);
+  adminRouter.get('/admin/keys/:set', getJsonWebKeySet);
+  adminRouter.put('/admin/keys/:set', setJsonWebKeySet);
+  adminRouter.delete('/admin/keys/:set', deleteJsonWebKeySet);
+  adminRouter.get('/admin/keys/:set/:kid', getJsonWebKey);
+  adminRouter.put('/admin/keys/:set/:kid', setJsonWebKey);
+  adminRouter.delete('/admin/keys/:set/:kid', deleteJsonWebKey);
+}

@@ -1,0 +1,23 @@
+// autocannon ships no types; only the fields the bench runner reads are declared.
+declare module 'autocannon' {
+  interface Options {
+    url: string;
+    connections?: number;
+    duration?: number;
+    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string>; body?: string }>;
+  }
+  interface Histogram {
+    average: number;
+    p50: number;
+    p99: number;
+  }
+  interface Result {
+    requests: Histogram;
+    latency: Histogram;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+  }
+  function autocannon(opts: Options): Promise<Result>;
+  export default autocannon;
+}
