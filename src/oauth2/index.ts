@@ -13,6 +13,8 @@ import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
 import { createKeySealer } from './jwk/sealed.ts';
 import { createJwkService, type JwkService } from './jwk/service.ts';
 import { DEFAULT_NID } from './store/network.ts';
+import { createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
+import type { ClientPort } from './ports.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -21,7 +23,12 @@ export interface OAuth2 {
   keys: KeyProvider;
   jwks: JwkService;
   discovery: DiscoveryService;
+  /** Login/consent, authorization, token issuance, userinfo and consent sessions. */
+  flows: FlowFeatures;
 }
+
+// TODO(#3): replaced by the client service once it is merged.
+const noClients: ClientPort = { get: async () => undefined, verifySecret: async () => false };
 
 export function createOAuth2(core: Core): OAuth2 {
   const publicRouter = new Router();
@@ -48,5 +55,7 @@ export function createOAuth2(core: Core): OAuth2 {
   const discovery = createDiscoveryService(config, keys);
   registerDiscoveryRoutes(publicRouter, discovery);
 
-  return { publicRouter, adminRouter, keys, jwks, discovery };
+  const flows = createFlowFeatures(core, { clients: noClients, keys: keyPortOf(keys), publicRouter, adminRouter });
+
+  return { publicRouter, adminRouter, keys, jwks, discovery, flows };
 }

@@ -30,10 +30,7 @@ const CATALOGUE = {
     401,
     'Client authentication failed (e.g., unknown client, no client authentication included, or unsupported authentication method).',
   ],
-  invalid_state: [
-    400,
-    'The state is missing or does not have enough characters and is therefore considered too weak.',
-  ],
+  invalid_state: [400, 'The state is missing or does not have enough characters and is therefore considered too weak.'],
   insufficient_entropy: [
     400,
     'The request used a security parameter (e.g., anti-replay, anti-csrf) with insufficient entropy.',

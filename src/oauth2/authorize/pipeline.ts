@@ -10,7 +10,12 @@ import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts
 import { checkNonce, checkState, parseMaxAge, parsePrompt } from './checks/oidc.ts';
 import { checkPkceRequest } from './checks/pkce.ts';
 import { checkRedirectSecure, isLocalhost, resolveRedirectUri } from './checks/redirect-uri.ts';
-import { checkResponseGrants, checkResponseTypes, effectiveResponseMode, parseResponseMode } from './checks/response.ts';
+import {
+  checkResponseGrants,
+  checkResponseTypes,
+  effectiveResponseMode,
+  parseResponseMode,
+} from './checks/response.ts';
 import { applyRequestObject } from './request-object.ts';
 import type { AuthorizeRequest, ErrorTarget } from './request.ts';
 
@@ -80,7 +85,10 @@ export async function validateAuthorizeRequest(
   const maxAge = parseMaxAge(params.max_age);
   const pkce = responseTypes.includes('code')
     ? checkPkceRequest(
-        { enforced: d.config.oauth2.pkce.enforced, enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients },
+        {
+          enforced: d.config.oauth2.pkce.enforced,
+          enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients,
+        },
         publicClient,
         params.code_challenge ?? '',
         params.code_challenge_method ?? '',

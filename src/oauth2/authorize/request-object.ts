@@ -28,7 +28,8 @@ async function claimsOf(client: FlowClient, jwt: string, now: Date): Promise<Rec
     });
   }
   if (alg === 'none') {
-    if (!jwt.endsWith('.')) throw oauth2Error('invalid_request_object', { hint: 'Unable to verify the request object.' });
+    if (!jwt.endsWith('.'))
+      throw oauth2Error('invalid_request_object', { hint: 'Unable to verify the request object.' });
     return decodeJwt(jwt) as Record<string, unknown>;
   }
   if (!alg || !ALGS.includes(alg)) {

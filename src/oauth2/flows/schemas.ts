@@ -15,13 +15,26 @@ const claims = z
 export const acceptLoginBody = z.object({
   subject: z.string().default(''),
   remember: z.boolean().nullish().transform(Boolean),
-  remember_for: z.number().int().nullish().transform((v) => v ?? 0),
+  remember_for: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
   extend_session_lifespan: z.boolean().nullish().transform(Boolean),
-  acr: z.string().nullish().transform((v) => v ?? ''),
+  acr: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
   amr: strings,
   context: z.unknown().optional(),
-  force_subject_identifier: z.string().nullish().transform((v) => v ?? ''),
-  identity_provider_session_id: z.string().nullish().transform((v) => v ?? ''),
+  force_subject_identifier: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  identity_provider_session_id: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
 });
 export type AcceptLoginBody = z.output<typeof acceptLoginBody>;
 
@@ -29,7 +42,11 @@ export const acceptConsentBody = z.object({
   grant_scope: strings,
   grant_access_token_audience: strings,
   remember: z.boolean().nullish().transform(Boolean),
-  remember_for: z.number().int().nullish().transform((v) => v ?? 0),
+  remember_for: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
   session: z
     .object({ access_token: claims, id_token: claims })
     .nullish()
@@ -39,11 +56,27 @@ export const acceptConsentBody = z.object({
 export type AcceptConsentBody = z.output<typeof acceptConsentBody>;
 
 export const rejectBody = z.object({
-  error: z.string().nullish().transform((v) => v ?? ''),
-  error_description: z.string().nullish().transform((v) => v ?? ''),
-  error_hint: z.string().nullish().transform((v) => v ?? ''),
-  error_debug: z.string().nullish().transform((v) => v ?? ''),
-  status_code: z.number().int().nullish().transform((v) => v ?? 0),
+  error: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  error_description: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  error_hint: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  error_debug: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  status_code: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
 });
 export type RejectBody = z.output<typeof rejectBody>;
 

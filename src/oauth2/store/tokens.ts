@@ -169,16 +169,8 @@ export async function findRefreshToken(db: Executor, signature: string): Promise
 export async function deleteTokensOfRequests(db: Executor, requestIds: readonly string[]): Promise<void> {
   if (!requestIds.length) return;
   const ids = [...requestIds];
-  await db
-    .deleteFrom('oauth2_access_tokens')
-    .where('nid', '=', DEFAULT_NID)
-    .where('request_id', 'in', ids)
-    .execute();
-  await db
-    .deleteFrom('oauth2_refresh_tokens')
-    .where('nid', '=', DEFAULT_NID)
-    .where('request_id', 'in', ids)
-    .execute();
+  await db.deleteFrom('oauth2_access_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
+  await db.deleteFrom('oauth2_refresh_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
   await db
     .deleteFrom('oauth2_authorization_codes')
     .where('nid', '=', DEFAULT_NID)

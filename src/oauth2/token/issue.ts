@@ -91,7 +91,9 @@ export function createTokenIssuer(d: IssuerDeps) {
 
   async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<IssuedToken> {
     const now = d.clock.now();
-    const expiresAt = new Date(Math.floor((now.getTime() + lifespan(grant.client, kind, 'access_token')) / 1000) * 1000);
+    const expiresAt = new Date(
+      Math.floor((now.getTime() + lifespan(grant.client, kind, 'access_token')) / 1000) * 1000,
+    );
     const strategy = grant.client.accessTokenStrategy || d.config.strategies.access_token;
     let token: string;
     let signature: string;
