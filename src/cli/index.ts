@@ -5,6 +5,7 @@ import { VERSION } from '../version.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
+import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
 import { registerWorker } from './worker.ts';
 
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerJobs(program);
   registerJwks(program);
+  registerPerform(program);
   return program;
 }
 

@@ -27,7 +27,7 @@ export function createFlowCodec(ring: KeyRing, ttlMs: number, now: () => Date): 
     seal(kind, state) {
       // Expiry counts from the authorization request, whichever step made the token.
       const remaining = state.requestedAt * 1000 + ttlMs - now().getTime();
-      return sealJson(ring, kind, state, Math.max(remaining, 1000), now().getTime());
+      return sealJson(ring, kind, state, remaining, now().getTime());
     },
     async open(kind, token) {
       const type = requestType(kind);
@@ -47,6 +47,9 @@ export function createFlowCodec(ring: KeyRing, ttlMs: number, now: () => Date): 
             hint: `The ${type} verifier has already been used, has not been granted, or is invalid.`,
           }),
         );
+      }
+      if (state.requestedAt * 1000 + ttlMs < now().getTime()) {
+        throw oauth2Error('request_unauthorized', { hint: `The ${type} request has expired, please try again.` });
       }
       if (state.nid !== DEFAULT_NID) {
         return Promise.reject(
