@@ -98,7 +98,12 @@ export interface FlowResult {
 }
 
 /** Runs the authorize → login → consent → client redirect dance; stops early when the server does. */
-export async function runFlow(t: TestServer, browser: Browser, url: string, script: FlowScript = {}): Promise<FlowResult> {
+export async function runFlow(
+  t: TestServer,
+  browser: Browser,
+  url: string,
+  script: FlowScript = {},
+): Promise<FlowResult> {
   const api = adminApi(t);
   const out: Partial<FlowResult> = {};
   let step = await browser.get(url);
@@ -117,7 +122,10 @@ export async function runFlow(t: TestServer, browser: Browser, url: string, scri
       });
       const r =
         body === false
-          ? await api.rejectOAuth2LoginRequest({ loginChallenge: login, rejectOAuth2Request: { error: 'access_denied' } })
+          ? await api.rejectOAuth2LoginRequest({
+              loginChallenge: login,
+              rejectOAuth2Request: { error: 'access_denied' },
+            })
           : await api.acceptOAuth2LoginRequest({ loginChallenge: login, acceptOAuth2LoginRequest: body as never });
       out.loginVerifierUrl = r.data.redirect_to;
       step = await browser.get(r.data.redirect_to);
@@ -135,9 +143,15 @@ export async function runFlow(t: TestServer, browser: Browser, url: string, scri
         body === false
           ? await api.rejectOAuth2ConsentRequest({
               consentChallenge: consent,
-              rejectOAuth2Request: { error: 'access_denied', error_description: 'The resource owner denied the request' },
+              rejectOAuth2Request: {
+                error: 'access_denied',
+                error_description: 'The resource owner denied the request',
+              },
             })
-          : await api.acceptOAuth2ConsentRequest({ consentChallenge: consent, acceptOAuth2ConsentRequest: body as never });
+          : await api.acceptOAuth2ConsentRequest({
+              consentChallenge: consent,
+              acceptOAuth2ConsentRequest: body as never,
+            });
       out.consentVerifierUrl = r.data.redirect_to;
       step = await browser.get(r.data.redirect_to);
       continue;
