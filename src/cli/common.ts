@@ -1,4 +1,5 @@
 /** Shared CLI plumbing: config from flags/env, one-line fatal errors, graceful shutdown on signals. */
+import type { Command } from 'commander';
 import { ConfigError, type Config, loadConfig } from '../core/config/load.ts';
 import { DialectError } from '../core/db/dialect.ts';
 import { DsnError } from '../core/db/dsn.ts';
@@ -52,4 +53,12 @@ export function onShutdown(stop: () => Promise<void>): void {
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
+}
+
+/**
+ * A verb command (`create`, `get`, `list`, `update`, `delete`) that several command groups add
+ * subcommands to (`create oauth2-client`, `create jwks`): found if already registered, else added.
+ */
+export function verb(program: Command, name: string, description: string): Command {
+  return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }

@@ -2,6 +2,7 @@
 /** `gatehouse` — one command group per file (Hydra's cmd/ naming). */
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
+import { registerClients } from './clients.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerJwks(program);
   registerPerform(program);
+  registerClients(program);
   return program;
 }
 

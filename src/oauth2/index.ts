@@ -12,9 +12,11 @@ import type { Jwk } from './jwk/keys.ts';
 import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
 import { createKeySealer } from './jwk/sealed.ts';
 import { createJwkService, type JwkService } from './jwk/service.ts';
-import { DEFAULT_NID } from './store/network.ts';
-import { createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
-import type { ClientPort } from './ports.ts';
+import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
+import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
+import { mountClientRoutes } from './clients/routes.ts';
+import { type ClientService, createClientService } from './clients/service.ts';
+import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -23,18 +25,19 @@ export interface OAuth2 {
   keys: KeyProvider;
   jwks: JwkService;
   discovery: DiscoveryService;
+  /** OAuth 2.0 clients: admin CRUD, `getClient`, `authenticateClient` (token endpoint). */
+  clients: ClientService;
+  /** OpenID Connect dynamic client registration. */
+  registration: RegistrationService;
   /** Login/consent, authorization, token issuance, userinfo and consent sessions. */
   flows: FlowFeatures;
 }
-
-// TODO(#3): replaced by the client service once it is merged.
-const noClients: ClientPort = { get: async () => undefined, verifySecret: async () => false };
 
 export function createOAuth2(core: Core): OAuth2 {
   const publicRouter = new Router();
   const adminRouter = new Router();
   const { config, clock } = core;
-  const nid = DEFAULT_NID;
+  const nid = DEFAULT_NETWORK_ID;
 
   const sealer = createKeySealer(config.secrets.system, nid);
   const cacheCfg = config.db.jwk_cache;
@@ -55,7 +58,14 @@ export function createOAuth2(core: Core): OAuth2 {
   const discovery = createDiscoveryService(config, keys);
   registerDiscoveryRoutes(publicRouter, discovery);
 
-  const flows = createFlowFeatures(core, { clients: noClients, keys: keyPortOf(keys), publicRouter, adminRouter });
-
-  return { publicRouter, adminRouter, keys, jwks, discovery, flows };
+  const clients = createClientService(core);
+  const registration = createRegistrationService(core, clients);
+  mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
+  const flows = createFlowFeatures(core, {
+    clients: clientPortOf(clients),
+    keys: keyPortOf(keys),
+    publicRouter,
+    adminRouter,
+  });
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows };
 }

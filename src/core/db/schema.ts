@@ -7,6 +7,9 @@ import type { ColumnType, Generated } from 'kysely';
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 export type Json<T = unknown> = ColumnType<T, string, string>;
 
+/** The network every OAuth2 row belongs to (inserted by sql/0001). */
+export const DEFAULT_NETWORK_ID = '00000000-0000-4000-8000-000000000000';
+
 export interface NetworksTable {
   id: string;
   created_at: Generated<Date>;
@@ -112,6 +115,60 @@ export interface JwkSetLocksTable {
   sid: string;
 }
 
+/** OAuth 2.0 clients (sql/0010). Lifespans are milliseconds; NULL means the global TTL. */
+export interface Oauth2ClientsTable {
+  nid: string;
+  id: string;
+  client_name: string;
+  client_secret_hash: string | null;
+  redirect_uris: Json<string[]>;
+  grant_types: Json<string[]>;
+  response_types: Json<string[]>;
+  scope: string;
+  audience: Json<string[]>;
+  owner: string;
+  policy_uri: string;
+  tos_uri: string;
+  client_uri: string;
+  logo_uri: string;
+  contacts: Json<string[]>;
+  allowed_cors_origins: Json<string[]>;
+  subject_type: string;
+  sector_identifier_uri: string;
+  jwks: Json<Record<string, unknown>>;
+  jwks_uri: string;
+  token_endpoint_auth_method: string;
+  token_endpoint_auth_signing_alg: string;
+  request_uris: Json<string[]>;
+  request_object_signing_alg: string;
+  userinfo_signed_response_alg: string;
+  frontchannel_logout_uri: string;
+  frontchannel_logout_session_required: boolean;
+  backchannel_logout_uri: string;
+  backchannel_logout_session_required: boolean;
+  post_logout_redirect_uris: Json<string[]>;
+  metadata: Json<unknown>;
+  access_token_strategy: string;
+  skip_consent: boolean;
+  skip_logout_consent: boolean | null;
+  registration_access_token_signature: string;
+  authorization_code_grant_access_token_lifespan: number | null;
+  authorization_code_grant_id_token_lifespan: number | null;
+  authorization_code_grant_refresh_token_lifespan: number | null;
+  client_credentials_grant_access_token_lifespan: number | null;
+  implicit_grant_access_token_lifespan: number | null;
+  implicit_grant_id_token_lifespan: number | null;
+  jwt_bearer_grant_access_token_lifespan: number | null;
+  refresh_token_grant_id_token_lifespan: number | null;
+  refresh_token_grant_access_token_lifespan: number | null;
+  refresh_token_grant_refresh_token_lifespan: number | null;
+  device_authorization_grant_id_token_lifespan: number | null;
+  device_authorization_grant_access_token_lifespan: number | null;
+  device_authorization_grant_refresh_token_lifespan: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -123,6 +180,7 @@ export interface Database {
   oauth2_jti_blacklist: JtiBlacklistTable;
   jwk_keys: JwkKeysTable;
   jwk_set_locks: JwkSetLocksTable;
+  oauth2_clients: Oauth2ClientsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -185,4 +243,56 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   oauth2_jti_blacklist: ['nid', 'signature', 'expires_at'],
   jwk_keys: ['id', 'nid', 'sid', 'kid', 'keydata', 'created_at'],
   jwk_set_locks: ['nid', 'sid'],
+  oauth2_clients: [
+    'nid',
+    'id',
+    'client_name',
+    'client_secret_hash',
+    'redirect_uris',
+    'grant_types',
+    'response_types',
+    'scope',
+    'audience',
+    'owner',
+    'policy_uri',
+    'tos_uri',
+    'client_uri',
+    'logo_uri',
+    'contacts',
+    'allowed_cors_origins',
+    'subject_type',
+    'sector_identifier_uri',
+    'jwks',
+    'jwks_uri',
+    'token_endpoint_auth_method',
+    'token_endpoint_auth_signing_alg',
+    'request_uris',
+    'request_object_signing_alg',
+    'userinfo_signed_response_alg',
+    'frontchannel_logout_uri',
+    'frontchannel_logout_session_required',
+    'backchannel_logout_uri',
+    'backchannel_logout_session_required',
+    'post_logout_redirect_uris',
+    'metadata',
+    'access_token_strategy',
+    'skip_consent',
+    'skip_logout_consent',
+    'registration_access_token_signature',
+    'authorization_code_grant_access_token_lifespan',
+    'authorization_code_grant_id_token_lifespan',
+    'authorization_code_grant_refresh_token_lifespan',
+    'client_credentials_grant_access_token_lifespan',
+    'implicit_grant_access_token_lifespan',
+    'implicit_grant_id_token_lifespan',
+    'jwt_bearer_grant_access_token_lifespan',
+    'refresh_token_grant_id_token_lifespan',
+    'refresh_token_grant_access_token_lifespan',
+    'refresh_token_grant_refresh_token_lifespan',
+    'device_authorization_grant_id_token_lifespan',
+    'device_authorization_grant_access_token_lifespan',
+    'device_authorization_grant_refresh_token_lifespan',
+    'created_at',
+    'updated_at',
+  ],
 };

@@ -10,7 +10,7 @@ import type { FlowState } from '../flows/states.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { isPublicClient } from '../ports.ts';
 import { coversScopes, scopeStrategy, splitSpaces } from '../scope.ts';
-import { DEFAULT_NID } from '../store/network.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import { findRememberedConsent } from '../store/flows.ts';
 import {
   deleteLoginSession,

@@ -7,7 +7,7 @@
 import { AppError } from '../../core/errors.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { openJson, sealJson, TokenError } from '../../core/crypto/jwe.ts';
-import { DEFAULT_NID } from '../store/network.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowState, FlowTokenKind } from './states.ts';
 

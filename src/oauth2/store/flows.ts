@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import type { FlowsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import { DEFAULT_NID } from './network.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 
 export interface ConsentFlow {
   consentRequestId: string;

@@ -1,6 +1,6 @@
 /** Login sessions (`oauth2_login_sessions`). */
 import type { Executor } from '../../core/db/tx.ts';
-import { DEFAULT_NID } from './network.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 
 export interface LoginSession {
   id: string;

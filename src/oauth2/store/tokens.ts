@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../../core/db/tx.ts';
-import { DEFAULT_NID } from './network.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 
 export interface TokenRecord {
   signature: string;

@@ -1,0 +1,247 @@
+/**
+ * OAuth 2.0 client management (Hydra's client handler + persister rules): create, read, list,
+ * replace, JSON Patch, lifespans, delete, and the secret check the token endpoint uses. Secrets are
+ * hashed per `oauth2.hashers` and only ever returned by the write that set them; registration access
+ * tokens are Hydra opaque `ory_at_` tokens of which only the HMAC signature is stored.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Core } from '../../container.ts';
+import { paginationSecrets } from '../../core/config/load.ts';
+import { hashSecret, verifySecret } from '../../core/crypto/hash.ts';
+import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
+import { keyRing } from '../../core/crypto/keys.ts';
+import { randomString } from '../../core/crypto/random.ts';
+import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
+import { withTx } from '../../core/db/tx.ts';
+import { AppError, HERODOT, notFound } from '../../core/errors.ts';
+import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
+import * as store from '../store/clients.ts';
+import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
+import { applyClientPatch } from './patch.ts';
+import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
+import { type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
+
+/** A write's result: the client plus the values shown only once. */
+export interface WrittenClient {
+  client: Client;
+  /** The plaintext secret, when this write set or generated it (never for `none` clients on create). */
+  secret?: string | undefined;
+  registrationToken?: string | undefined;
+  registrationUri?: string | undefined;
+}
+
+export interface ClientListQuery {
+  pageSize?: string | undefined;
+  pageToken?: string | undefined;
+  clientName?: string | undefined;
+  owner?: string | undefined;
+}
+
+export type ClientService = ReturnType<typeof createClientService>;
+
+const PAGE_KIND = 'oauth2_clients';
+/** Hydra generates 26-character secrets from this alphabet (x.GenerateSecret). */
+const SECRET_LENGTH = 26;
+
+const dbNotFound = () => notFound('', HERODOT.dbNotFound);
+
+export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>) {
+  const { db, config, clock } = core;
+  const nid = DEFAULT_NETWORK_ID;
+  // Derived per call (cheap HKDF), so building the service never fails on a missing secret.
+  const pageRing = () => keyRing(paginationSecrets(config), 'pagination');
+  const hashers = config.oauth2.hashers;
+  const env: ValidationEnv = {
+    defaultScope: config.oidc.dynamic_client_registration.default_scope,
+    subjectTypes: config.oidc.subject_identifiers.supported_types,
+    accessTokenStrategy: config.strategies.access_token,
+  };
+  // A hash to verify against when the client is unknown, so both paths cost one hash check.
+  let decoy: Promise<string> | undefined;
+
+  /** Hydra rounds client timestamps to the second. */
+  const now = () => new Date(Math.round(clock.now().getTime() / 1000) * 1000);
+  const registrationUri = (id: string) =>
+    new URL(`oauth2/register/${encodeURIComponent(id)}`, config.urls.self.public).toString();
+  const newRegistrationToken = () => generateOpaqueToken('ory_at_', config.secrets.system);
+  const validate = (d: ClientDraft, dynamic: boolean) => (dynamic ? validateDynamicClient : validateClient)(d, env);
+
+  function toClient(valid: ClientDraft, created: Date, updated: Date): Client {
+    const { client_secret: _secret, ...fields } = valid;
+    return { ...fields, metadata: fields.metadata ?? {}, created_at: created, updated_at: updated };
+  }
+
+  /**
+   * Registers a client. Dynamic registration refuses a chosen secret and always picks the id.
+   * @throws 400 invalid_client_metadata / invalid_redirect_uri / invalid_request, 409 when the id is taken.
+   */
+  async function create(draft: ClientDraft, opts: { dynamic: boolean }): Promise<WrittenClient> {
+    const d = { ...draft };
+    if (opts.dynamic) {
+      if (d.client_secret) {
+        throw new AppError({
+          status: 400,
+          code: HERODOT.badRequest,
+          description: 'It is not allowed to choose your own OAuth2 Client secret.',
+        });
+      }
+      d.client_id = randomUUID();
+    }
+    const chosen = d.client_secret !== '';
+    if (!chosen) d.client_secret = randomString(SECRET_LENGTH);
+    const valid = validate(d, opts.dynamic);
+    const pub = isPublicClient(valid);
+    // A public client gets no secret of its own; one the admin chose is still kept hashed (as Hydra does).
+    const secretHash = pub && !chosen ? null : await hashSecret(valid.client_secret, hashers);
+    const reg = newRegistrationToken();
+    const at = now();
+    const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
+    await store.insertClient(db, nid, { client, secretHash, registrationSignature: reg.signature });
+    return {
+      client,
+      secret: pub ? undefined : valid.client_secret,
+      registrationToken: reg.token,
+      registrationUri: registrationUri(client.client_id),
+    };
+  }
+
+  /** @throws 404 "Unable to locate the resource" */
+  async function get(id: string): Promise<Client> {
+    const s = await store.findClientById(db, nid, id);
+    if (!s) throw dbNotFound();
+    return s.client;
+  }
+
+  /** The client, or undefined (for other features: authorize, token, logout, …). */
+  async function getClient(id: string): Promise<Client | undefined> {
+    return (await store.findClientById(db, nid, id))?.client;
+  }
+
+  /** One keyset page ordered by id. @throws 400 on a bad page_size or page_token */
+  async function list(q: ClientListQuery): Promise<Page<Client>> {
+    const at = clock.now();
+    const ring = pageRing();
+    const page = await parsePageQuery({ page_size: q.pageSize, page_token: q.pageToken }, ring, PAGE_KIND, at);
+    const afterId = page.after?.id;
+    if (page.after && typeof afterId !== 'string') {
+      throw new AppError({
+        status: 400,
+        code: HERODOT.badRequest,
+        description: 'Unable to parse pagination parameters: invalid pagination token',
+      });
+    }
+    const rows = await store.listClients(db, nid, {
+      limit: page.size + 1,
+      afterId: afterId as string | undefined,
+      clientName: q.clientName,
+      owner: q.owner,
+    });
+    const items = rows.slice(0, page.size).map((r) => r.client);
+    const last = items.at(-1);
+    return {
+      items,
+      size: page.size,
+      firstToken: await encodePageToken(ring, PAGE_KIND, undefined, at),
+      nextToken:
+        rows.length > page.size && last
+          ? await encodePageToken(ring, PAGE_KIND, { id: last.client_id }, at)
+          : undefined,
+    };
+  }
+
+  /** Writes a validated replacement over `old`, keeping what the caller cannot set. */
+  async function write(
+    trx: Parameters<typeof store.replaceClient>[0],
+    old: StoredClient,
+    valid: ClientDraft,
+    registrationSignature?: string,
+  ): Promise<WrittenClient> {
+    const secretHash = valid.client_secret ? await hashSecret(valid.client_secret, hashers) : old.secretHash;
+    const client = toClient({ ...valid, client_id: old.client.client_id }, old.client.created_at, now());
+    await store.replaceClient(trx, nid, {
+      client,
+      secretHash,
+      registrationSignature: registrationSignature ?? old.registrationSignature,
+    });
+    return { client, secret: valid.client_secret || undefined };
+  }
+
+  /**
+   * Full replacement (admin PUT, dynamic PUT). Fields left out go back to empty; without a secret the
+   * old one is kept. A dynamic PUT stores the rotated registration token's signature.
+   * @throws 400 validation errors, 404 unknown client
+   */
+  async function replace(
+    id: string,
+    draft: ClientDraft,
+    opts: { dynamic?: boolean; registrationSignature?: string } = {},
+  ): Promise<WrittenClient> {
+    const valid = validate({ ...draft, client_id: id }, opts.dynamic ?? false);
+    return withTx(db, async (trx) => {
+      const old = await store.findClientById(trx, nid, id, { forUpdate: true });
+      if (!old) throw dbNotFound();
+      return write(trx, old, valid, opts.registrationSignature);
+    });
+  }
+
+  /**
+   * RFC 6902 JSON Patch over the client document (which holds the secret hash as `client_secret`, so
+   * a patch that changes it sets a new secret, echoed once). Read, patch and write in one transaction.
+   * @throws 400 bad patch or validation error, 404 unknown client
+   */
+  async function patch(id: string, ops: unknown): Promise<WrittenClient> {
+    return withTx(db, async (trx) => {
+      const old = await store.findClientById(trx, nid, id, { forUpdate: true });
+      if (!old) throw dbNotFound();
+      const current = old.secretHash ?? '';
+      const patched = applyClientPatch(renderClient(old.client, { client_secret: current }), ops);
+      const draft = toDraft(decodeBody(clientBody, patched));
+      if (draft.client_secret === current) draft.client_secret = '';
+      return write(trx, old, validate({ ...draft, client_id: id }, false));
+    });
+  }
+
+  /** Replaces the 13 lifespans (omitted ones become null). @throws 404 unknown client */
+  async function setLifespans(id: string, lifespans: Lifespans): Promise<Client> {
+    return withTx(db, async (trx) => {
+      const old = await store.findClientById(trx, nid, id, { forUpdate: true });
+      if (!old) throw dbNotFound();
+      const client: Client = { ...old.client, ...lifespans, updated_at: now() };
+      await store.replaceClient(trx, nid, { ...old, client });
+      return client;
+    });
+  }
+
+  /** @throws 404 unknown client */
+  async function remove(id: string): Promise<void> {
+    if (!(await store.deleteClientById(db, nid, id))) throw dbNotFound();
+  }
+
+  /**
+   * Client authentication by id and secret (`client_secret_basic` / `client_secret_post`). The client
+   * when the secret matches its stored hash; undefined otherwise — unknown client, no secret, or a
+   * wrong one — after the same amount of hashing work, so timing does not tell which.
+   */
+  async function authenticateClient(id: string, secret: string): Promise<Client | undefined> {
+    const s = await store.findClientById(db, nid, id);
+    if (!s?.secretHash) {
+      decoy ??= hashSecret(randomString(SECRET_LENGTH), hashers);
+      await verifySecret(secret, await decoy);
+      return undefined;
+    }
+    return (await verifySecret(secret, s.secretHash)) ? s.client : undefined;
+  }
+
+  return {
+    create,
+    get,
+    getClient,
+    list,
+    replace,
+    patch,
+    setLifespans,
+    remove,
+    authenticateClient,
+    newRegistrationToken,
+  };
+}

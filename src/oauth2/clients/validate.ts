@@ -1,0 +1,212 @@
+/**
+ * Hydra's client validator (client/validator.go), rule for rule and in its order, with its error
+ * codes and hints. Pure: it fills Hydra's defaults into a copy of the draft and throws an AppError
+ * for the first rule that fails. The only network rule (sector_identifier_uri contents) is left to
+ * the guarded outbound fetch (TODO(#10)).
+ */
+import { createPublicKey } from 'node:crypto';
+import { AppError, HERODOT } from '../../core/errors.ts';
+import { type ClientDraft, TOKEN_ENDPOINT_AUTH_METHODS } from './model.ts';
+import { type GoUrl, parseRequestUri, parseUrl } from './uri.ts';
+
+const INVALID_METADATA =
+  "The value of one of the Client Metadata fields is invalid and the server has rejected this request. Note that an Authorization Server MAY choose to substitute a valid value for any requested parameter of a Client's Metadata.";
+const INVALID_REDIRECT = 'The value of one or more redirect_uris is invalid.';
+
+export const invalidMetadata = (hint: string) =>
+  new AppError({ status: 400, code: 'invalid_client_metadata', description: INVALID_METADATA, hint });
+const invalidRedirect = (hint: string) =>
+  new AppError({ status: 400, code: 'invalid_redirect_uri', description: INVALID_REDIRECT, hint });
+
+const PRIVATE_KEY_JWT_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
+
+/** The server settings the rules depend on. */
+export interface ValidationEnv {
+  /** `oidc.dynamic_client_registration.default_scope`. */
+  defaultScope: readonly string[];
+  /** `oidc.subject_identifiers.supported_types`. */
+  subjectTypes: readonly string[];
+  /** `strategies.access_token`. */
+  accessTokenStrategy: 'opaque' | 'jwt';
+}
+
+/** JWK sanity: node parses every asymmetric key type; a symmetric key needs its `k`. */
+function validJwk(k: Record<string, unknown>): boolean {
+  if (k.kty === 'oct') return typeof k.k === 'string' && k.k.length > 0;
+  try {
+    createPublicKey({ key: k as never, format: 'jwk' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const hasKeys = (d: ClientDraft) => Array.isArray(d.jwks.keys) && d.jwks.keys.length > 0;
+
+function checkAuthMethod(d: ClientDraft): void {
+  if (d.token_endpoint_auth_method === '') d.token_endpoint_auth_method = 'client_secret_basic';
+  if (!(TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(d.token_endpoint_auth_method)) {
+    throw invalidMetadata(
+      `Field token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}, got '${d.token_endpoint_auth_method}'.`,
+    );
+  }
+  if (d.token_endpoint_auth_method === 'private_key_jwt') {
+    if (!d.jwks_uri && !hasKeys(d)) {
+      throw invalidMetadata(
+        "When token_endpoint_auth_method is 'private_key_jwt', either jwks or jwks_uri must be set.",
+      );
+    }
+    if (d.token_endpoint_auth_signing_alg && !PRIVATE_KEY_JWT_ALGS.includes(d.token_endpoint_auth_signing_alg)) {
+      throw invalidMetadata(
+        'Only RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384 and ES512 are supported as algorithms for private key authentication.',
+      );
+    }
+  }
+  if (d.jwks_uri && hasKeys(d))
+    throw invalidMetadata('Fields jwks and jwks_uri can not both be set, you must choose one.');
+  for (const k of d.jwks.keys ?? []) {
+    if (!validJwk(k)) throw invalidMetadata('Invalid JSON web key in set.');
+  }
+}
+
+/** policy_uri, tos_uri, client_uri, logo_uri: a parseable URI with an http or https scheme and a host. */
+function checkMetadataUris(d: ClientDraft): void {
+  for (const field of ['policy_uri', 'tos_uri', 'client_uri', 'logo_uri'] as const) {
+    const uri = d[field];
+    if (uri === '') continue;
+    const u = parseRequestUri(uri);
+    if (!u) throw invalidMetadata(`Field ${field} must be a valid URI.`);
+    if (u.scheme !== 'https' && u.scheme !== 'http') {
+      throw invalidMetadata(`${uri} must use https:// or http:// as HTTP scheme for field ${field}.`);
+    }
+    // Stricter than Go's parser, which takes `http:foo` as an opaque URI: a web page needs a host.
+    if (!u.hasAuthority || u.hostname === '' || !URL.canParse(uri)) {
+      throw invalidMetadata(`Field ${field} must be a valid URI.`);
+    }
+  }
+}
+
+function checkCorsOrigins(d: ClientDraft): void {
+  d.allowed_cors_origins = d.allowed_cors_origins.map((origin) => {
+    const u = parseUrl(origin);
+    if (!u) throw invalidMetadata(`Origin URL ${origin} from allowed_cors_origins could not be parsed.`);
+    if (u.scheme !== 'https' && u.scheme !== 'http') {
+      throw invalidMetadata(`Origin URL ${origin} must use https:// or http:// as HTTP scheme.`);
+    }
+    if (u.userinfo)
+      throw invalidMetadata(`Origin URL ${origin} has HTTP user and/or password set which is not allowed.`);
+    const path = u.path.replace(/\/+$/, '');
+    if (path.length + u.query.length + u.fragment.length > 0) {
+      throw invalidMetadata(
+        `Origin URL ${origin} must have an empty path, query, and fragment but one of the parts is not empty.`,
+      );
+    }
+    return `${u.scheme}://${u.host}`;
+  });
+}
+
+function checkRedirects(d: ClientDraft): GoUrl[] {
+  return (d.redirect_uris ?? []).map((r) => {
+    if (r.includes('#')) throw invalidRedirect('Redirect URIs must not contain fragments (#).');
+    const u = parseRequestUri(r);
+    if (!u) throw invalidRedirect(`Unable to parse redirect URL: ${r}`);
+    return u;
+  });
+}
+
+/** Subject types the server offers this client: pairwise is off under the JWT access token strategy. */
+export function supportedSubjectTypes(env: ValidationEnv, clientStrategy: string): string[] {
+  let pub = env.subjectTypes.includes('public');
+  let pairwise = env.subjectTypes.includes('pairwise');
+  pub ||= !pairwise;
+  if (pairwise && (clientStrategy || env.accessTokenStrategy) === 'jwt') pairwise = false;
+  return [...(pub ? ['public'] : []), ...(pairwise ? ['pairwise'] : [])];
+}
+
+function checkSubjectType(d: ClientDraft, env: ValidationEnv): void {
+  const supported = supportedSubjectTypes(env, d.access_token_strategy);
+  if (d.subject_type === '') {
+    d.subject_type = supported.includes('public') ? 'public' : (supported[0] as string);
+  } else if (!supported.includes(d.subject_type)) {
+    throw invalidMetadata(
+      `Subject type ${d.subject_type} is not supported by server, only [${supported.join(' ')}] are allowed.`,
+    );
+  }
+}
+
+function checkPostLogout(d: ClientDraft, redirects: GoUrl[]): void {
+  for (const l of d.post_logout_redirect_uris) {
+    const u = parseRequestUri(l);
+    if (!u) throw invalidMetadata(`Unable to parse post_logout_redirect_uri: ${l}`);
+    const match = redirects.some((r) => r.scheme === u.scheme && r.hostname === u.hostname && r.port === u.port);
+    if (!match) {
+      throw invalidMetadata(
+        `post_logout_redirect_uri '${l}' must match the domain, port, scheme of at least one of the registered redirect URIs but did not`,
+      );
+    }
+  }
+}
+
+/**
+ * Validates a client write and fills Hydra's defaults (auth method, scope, subject type, userinfo
+ * alg). Returns the normalised copy; throws `invalid_client_metadata` / `invalid_redirect_uri`.
+ */
+export function validateClient(draft: ClientDraft, env: ValidationEnv): ClientDraft {
+  const d: ClientDraft = structuredClone(draft);
+  checkAuthMethod(d);
+  // TODO(#10): with clients.http.disallow_private_ip_ranges, refuse jwks_uri, backchannel_logout_uri,
+  // sector_identifier_uri and request_uris that resolve to internal addresses (needs the guarded fetch's resolver).
+  checkMetadataUris(d);
+  if (d.client_secret.length > 0 && Buffer.byteLength(d.client_secret) < 6) {
+    throw invalidMetadata('Field client_secret must contain a secret that is at least 6 characters long.');
+  }
+  if (d.scope === '') d.scope = env.defaultScope.join(' ');
+  checkCorsOrigins(d);
+  if (d.sector_identifier_uri) {
+    const u = parseUrl(d.sector_identifier_uri);
+    if (!u) throw invalidMetadata('Value of sector_identifier_uri could not be parsed.');
+    if (u.scheme !== 'https') throw invalidMetadata('Value sector_identifier_uri must be an HTTPS URL but it is not.');
+    // TODO(#10): GET it through the guarded fetch; it must be a JSON array holding every redirect URI.
+  }
+  if (d.userinfo_signed_response_alg === '') d.userinfo_signed_response_alg = 'none';
+  if (d.userinfo_signed_response_alg !== 'none' && d.userinfo_signed_response_alg !== 'RS256') {
+    throw invalidMetadata("Field userinfo_signed_response_alg can either be 'none' or 'RS256'.");
+  }
+  const redirects = checkRedirects(d);
+  if (d.access_token_strategy) {
+    const s = d.access_token_strategy.toLowerCase();
+    if (s !== 'opaque' && s !== 'jwt') {
+      throw invalidMetadata(
+        `invalid access token strategy: '${d.access_token_strategy}' is neither 'opaque' nor 'jwt'`,
+      );
+    }
+    d.access_token_strategy = s;
+  }
+  checkSubjectType(d, env);
+  checkPostLogout(d, redirects);
+  return d;
+}
+
+/** The extra refusals of OpenID Connect dynamic registration, before the common rules. */
+export function validateDynamicClient(draft: ClientDraft, env: ValidationEnv): ClientDraft {
+  if (draft.metadata !== undefined && draft.metadata !== null) {
+    throw invalidMetadata("'metadata' cannot be set for dynamic client registration");
+  }
+  if (draft.access_token_strategy) {
+    throw new AppError({
+      status: 400,
+      code: HERODOT.badRequest,
+      description: 'It is not allowed to choose your own access token strategy.',
+    });
+  }
+  for (const field of ['skip_consent', 'skip_logout_consent'] as const) {
+    if (draft[field]) {
+      throw new AppError({
+        status: 400,
+        code: 'invalid_request',
+        description: `'${field}' cannot be set for dynamic client registration`,
+      });
+    }
+  }
+  return validateClient(draft, env);
+}
