@@ -27,8 +27,8 @@ describe('openid-client as the relying party', () => {
     const config = await oidc.discovery(
       new URL(t.container.config.urls.self.issuer),
       client.client_id,
-      client.client_secret,
       undefined,
+      oidc.ClientSecretBasic(client.client_secret as string),
       { execute: [oidc.allowInsecureRequests] },
     );
     const verifier = oidc.randomPKCECodeVerifier();
