@@ -15,7 +15,7 @@ import type { ClientPort, FlowClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
 import { deleteLoginSession, deleteLoginSessionsOfSubject } from '../store/sessions.ts';
-import { deleteTokensOfRequests } from '../store/tokens.ts';
+import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
 import { consentSessionView } from './schemas.ts';
 
 export interface SessionsDeps {
@@ -91,6 +91,8 @@ export function createSessionsService(d: SessionsDeps) {
         // A consent request id names a grant family even when its row was discarded (skipped consent).
         if ('consentRequestId' in sel && !ids.includes(sel.consentRequestId)) ids.push(sel.consentRequestId);
         await deleteTokensOfRequests(trx, ids);
+        // Consents discarded by `feature_flags.discard_skipped_consents` have no row to find.
+        if ('subject' in sel) await deleteTokensOfSubject(trx, sel.subject, sel.clientId);
       });
     },
 

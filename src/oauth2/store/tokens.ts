@@ -197,3 +197,16 @@ export async function insertJti(db: Executor, signature: string, expiresAt: Date
     .executeTakeFirst();
   return r !== undefined;
 }
+
+/**
+ * Deletes the access and refresh tokens of a subject (optionally for one client). Consent revocation
+ * uses it so that tokens of discarded (skipped) consents go too; the (nid, subject, client_id)
+ * indexes keep it cheap.
+ */
+export async function deleteTokensOfSubject(db: Executor, subject: string, clientId?: string): Promise<void> {
+  for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens'] as const) {
+    let q = db.deleteFrom(table).where('nid', '=', DEFAULT_NID).where('subject', '=', subject);
+    if (clientId !== undefined) q = q.where('client_id', '=', clientId);
+    await q.execute();
+  }
+}

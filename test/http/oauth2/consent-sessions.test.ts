@@ -140,6 +140,9 @@ describe('feature_flags.discard_skipped_consents', () => {
         // Only handled, non-skipped consents are listed either way.
         const list = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?subject=carol`);
         expect((await list.json()) as unknown[]).toHaveLength(1);
+        // Revoking by subject and client also ends the tokens of the skipped (maybe discarded) consent.
+        await adminApi(t).revokeOAuth2ConsentSessions({ subject: 'carol', client: client.client_id });
+        expect(await userinfoStatus(t, skipped.tok.access_token as string)).toBe(401);
       } finally {
         await t.close();
       }

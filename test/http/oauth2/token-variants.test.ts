@@ -79,7 +79,9 @@ describe('token variants', () => {
     const tok = await exchangeCode(t, client, await codeFor(client));
     const expected = createHash('sha256').update('127.0.0.1:9999').update('dave').update(SALT).digest('hex');
     expect(decodeJwt(tok.body.id_token as string).sub).toBe(expected);
-    const ui = await fetch(`${t.publicUrl}/userinfo`, { headers: { authorization: `Bearer ${tok.body.access_token}` } });
+    const ui = await fetch(`${t.publicUrl}/userinfo`, {
+      headers: { authorization: `Bearer ${tok.body.access_token}` },
+    });
     expect(((await ui.json()) as { sub: string }).sub).toBe(expected);
   });
 
