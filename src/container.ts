@@ -17,6 +17,7 @@ import { migrate, migrationStatus } from './core/db/migrate.ts';
 import type { Database } from './core/db/schema.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
+import { dsyncSafeFetch, oauth2SafeFetch, type Resolver, type SafeFetch } from './core/safe-fetch.ts';
 import { createDsync, type Dsync } from './dsync/index.ts';
 import { createOAuth2, type OAuth2 } from './oauth2/index.ts';
 
@@ -29,6 +30,8 @@ export interface Core {
   db: Kysely<Database>;
   pool: pg.Pool;
   embedded: EmbeddedPostgres | undefined;
+  /** The guarded outbound HTTP clients (the only way to reach the network), configured per side. */
+  fetch: { oauth2: SafeFetch; dsync: SafeFetch };
   close(): Promise<void>;
 }
 
@@ -48,6 +51,8 @@ export interface ContainerOptions {
   checkDialect?: boolean;
   /** Apply pending migrations at start (the `memory` default does). */
   autoMigrate?: boolean;
+  /** DNS seam of the outbound clients (tests resolve names to chosen addresses). */
+  resolver?: Resolver;
 }
 
 /** With `dsn: memory` and no secret configured, a development secret is generated once and kept in the data folder. */
@@ -104,6 +109,10 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     db: handle.db,
     pool: handle.pool,
     embedded,
+    fetch: {
+      oauth2: oauth2SafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}) }),
+      dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}) }),
+    },
     async close() {
       await handle.destroy();
       await embedded?.stop();

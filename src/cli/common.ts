@@ -8,6 +8,8 @@ import { MigrationError } from '../core/db/migrate.ts';
 export interface GlobalFlags {
   config?: string;
   dev?: boolean;
+  /** Hidden, for tests: read migrations from this folder instead of `sql/`. */
+  migrationsDir?: string;
 }
 
 export function configFrom(flags: GlobalFlags): Config {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** `gatehouse` — one command group per file (Hydra's cmd/ naming). */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';
 import { registerJobs } from './jobs.ts';
@@ -15,6 +15,8 @@ export function buildProgram(): Command {
     .description('OAuth 2.0 / OpenID Connect server and SCIM directory sync on PostgreSQL')
     .option('-c, --config <file>', 'YAML or JSON config file (also GATEHOUSE_CONFIG)')
     .option('--dev', 'development mode (http issuer, insecure cookies)')
+    // For tests of the upgrade rules only: migrations from another folder than sql/.
+    .addOption(new Option('--migrations-dir <dir>').hideHelp())
     .version(VERSION, '-v, --version')
     .showHelpAfterError();
   program

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
-import { migrationStatus } from '../core/db/migrate.ts';
+import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { serve } from '../server.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
@@ -13,7 +13,16 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
     );
   }
   const c = await createContainer({ config, checkDialect: true });
-  const pending = (await migrationStatus(c.pool)).filter((m) => m.status !== 'applied');
+  let states: Awaited<ReturnType<typeof migrationStatus>>;
+  try {
+    states = await migrationStatus(c.pool, flags.migrationsDir ?? SQL_DIR);
+    // Pending migrations that create indexes (or are marked required-by-code) stop the start.
+    assertServable(states);
+  } catch (e) {
+    await c.close();
+    throw e;
+  }
+  const pending = states.filter((m) => m.status !== 'applied');
   if (pending.length) {
     c.log.warn(
       { pending: pending.map((m) => m.file) },

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/core/config/load.ts';
 import { type Container, createContainer } from '../../src/container.ts';
 import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
 import { createLogger, type Logger } from '../../src/core/log.ts';
+import type { Resolver } from '../../src/core/safe-fetch.ts';
 import { serve, type Serving } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -61,6 +62,8 @@ export interface TestServerOptions {
   database?: TestDatabase;
   /** A clock for the container (e.g. `manualClock()` from src/core/clock.ts); the system clock otherwise. */
   clock?: Clock;
+  /** DNS seam of the container's outbound clients (`container.fetch`). */
+  resolver?: Resolver;
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -89,6 +92,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     databaseUrl: database.url,
     autoMigrate: false,
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.resolver ? { resolver: opts.resolver } : {}),
   });
   const serving = await serve(container, 'all');
   const runners: Runner[] = [];

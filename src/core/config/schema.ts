@@ -245,9 +245,12 @@ export const spec = {
     http: {
       disallow_private_ip_ranges: bool(
         false,
-        'Refuse outbound requests (jwks_uri, request_uri, logout, token hook) to internal addresses.',
+        'Refuse outbound requests (jwks_uri, sector_identifier_uri, request_uri, back-channel logout, token hook) to internal addresses (see Security).',
       ),
-      private_ip_exception_urls: list([], 'URLs exempt from the private-address refusal.'),
+      private_ip_exception_urls: list(
+        [],
+        'URLs exempt from the private-address refusal, matched on scheme, host, port and path (query ignored); `*` matches within one path segment.',
+      ),
     },
   },
   db: {
@@ -302,7 +305,10 @@ export const spec = {
       timeout: dur('20s', 'Timeout of one webhook request.'),
     },
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
-    disallow_private_ip_ranges: bool(false, 'Refuse webhook and cloud-directory requests to internal addresses.'),
+    disallow_private_ip_ranges: bool(
+      false,
+      'Refuse webhook and cloud-directory (Google) requests to internal addresses (see Security).',
+    ),
     google: {
       client_id: str('', 'Google OAuth client id.', { aliases: ['GOOGLE_CLIENT_ID'] }),
       client_secret: str('', 'Google OAuth client secret.', { secret: true, aliases: ['GOOGLE_CLIENT_SECRET'] }),

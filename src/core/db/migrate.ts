@@ -1,9 +1,21 @@
 /**
  * SQL migrations from `sql/NNNN_name.sql`, applied in order under an advisory lock. Each applied
- * file is recorded with its SHA-256; an applied file that changed later is an error. A file whose
- * first lines contain `-- gatehouse:no-transaction` runs outside a transaction, one statement at a
- * time (for `CREATE INDEX CONCURRENTLY`); such files must be idempotent (`IF NOT EXISTS`).
+ * file is recorded with its SHA-256; an applied file that changed later is an error.
  * graphile-worker's own schema is migrated by graphile-worker.
+ *
+ * Markers, as comment lines in a file's header (the comment block before the first statement):
+ * - `-- gatehouse:no-transaction`: runs outside a transaction, one statement at a time (for
+ *   `CREATE INDEX CONCURRENTLY`); such files must be idempotent (`IF NOT EXISTS`).
+ * - `-- gatehouse:required-by-code`: the code of this release cannot serve before the file is
+ *   applied; `serve` refuses to start while it is pending. Files that create an index are
+ *   required-by-code without the marker (queries rely on them; CockroachDB fails without them).
+ * - `-- gatehouse:stepping-stone <yy.minor.patch>`: the file is the last migration of a release
+ *   that must not be skipped. A database that has migrations applied but not this one cannot
+ *   apply it together with later migrations: `migrate sql` refuses and names the release to
+ *   install first. (A release that must be a stepping stone but has no schema change ships an
+ *   empty marker migration, `SELECT 1;`.)
+ * And one section marker: a line `-- gatehouse:down` ends the forward part; what follows is only
+ * run by `migrate sql down --force` (migrations are forward-only; see upgrade docs).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -19,9 +31,17 @@ export interface MigrationFile {
   version: number;
   name: string;
   file: string;
+  /** The whole file (the checksum covers it). */
   sql: string;
+  /** The forward part: everything before `-- gatehouse:down`. */
+  up: string;
+  /** The down section, when the file has one. */
+  down: string | undefined;
   checksum: string;
   transactional: boolean;
+  requiredByCode: boolean;
+  /** The release this file makes a required stepping stone of. */
+  steppingStone: string | undefined;
 }
 
 export interface MigrationState extends MigrationFile {
@@ -33,20 +53,60 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
+const DOWN = /^[ \t]*--[ \t]*gatehouse:down[ \t]*$/m;
+const MARKER = /^--\s*gatehouse:([a-z-]+)(?:[ \t]+(\S+))?/;
+const RELEASE = /^\d{2}\.\d+\.\d+$/;
+const CREATES_INDEX = /\bCREATE\s+(?:UNIQUE\s+)?INDEX\b/i;
+
+const withoutComments = (sql: string) =>
+  sql
+    .split('\n')
+    .filter((l) => !/^\s*--/.test(l))
+    .join('\n');
+
+/** Markers of the header: the comment lines (and blank lines) before the first statement. */
+function headerMarkers(sql: string, file: string): Map<string, string> {
+  const markers = new Map<string, string>();
+  for (const line of sql.split('\n')) {
+    const l = line.trim();
+    if (l === '') continue;
+    if (!l.startsWith('--')) break;
+    const m = MARKER.exec(l);
+    if (m && m[1] !== 'down') markers.set(m[1] as string, m[2] ?? '');
+  }
+  const stone = markers.get('stepping-stone');
+  if (stone !== undefined && !RELEASE.test(stone)) {
+    throw new MigrationError(`${file}: gatehouse:stepping-stone needs a release number like 26.1.7`);
+  }
+  return markers;
+}
+
+export function parseMigration(file: string, sql: string): MigrationFile {
+  const m = FILE.exec(file);
+  if (!m) throw new MigrationError(`${file} is not named NNNN_name.sql`);
+  const cut = DOWN.exec(sql);
+  const up = cut ? sql.slice(0, cut.index) : sql;
+  const down = cut ? sql.slice(cut.index + cut[0].length).trim() : undefined;
+  const markers = headerMarkers(sql, file);
+  return {
+    version: Number(m[1]),
+    name: m[2] as string,
+    file,
+    sql,
+    up,
+    down: down || undefined,
+    checksum: createHash('sha256').update(sql).digest('hex'),
+    transactional: !markers.has('no-transaction'),
+    requiredByCode: markers.has('required-by-code') || CREATES_INDEX.test(withoutComments(up)),
+    steppingStone: markers.get('stepping-stone'),
+  };
+}
+
 export function listMigrationFiles(dir = SQL_DIR): MigrationFile[] {
   const out: MigrationFile[] = [];
   for (const file of readdirSync(dir).sort()) {
-    const m = FILE.exec(file);
-    if (!m) continue;
-    const sql = readFileSync(join(dir, file), 'utf8');
-    out.push({
-      version: Number(m[1]),
-      name: m[2] as string,
-      file,
-      sql,
-      checksum: createHash('sha256').update(sql).digest('hex'),
-      transactional: !/^\s*--\s*gatehouse:no-transaction\b/m.test(sql.split('\n').slice(0, 5).join('\n')),
-    });
+    if (!FILE.test(file)) continue;
+    out.push(parseMigration(file, readFileSync(join(dir, file), 'utf8')));
   }
   const seen = new Set<number>();
   for (const f of out) {
@@ -72,23 +132,84 @@ async function applied(
   return new Map(rows.map((r) => [Number(r.version), r]));
 }
 
+type Ledger = Map<number, { checksum: string; applied_at: Date; name: string }>;
+
+function statesOf(files: MigrationFile[], done: Ledger): MigrationState[] {
+  return files.map((f) => {
+    const row = done.get(f.version);
+    if (!row) return { ...f, status: 'pending' as const };
+    return {
+      ...f,
+      status: row.checksum === f.checksum ? ('applied' as const) : ('changed' as const),
+      appliedAt: row.applied_at,
+    };
+  });
+}
+
 export async function migrationStatus(pool: pg.Pool, dir = SQL_DIR): Promise<MigrationState[]> {
   const files = listMigrationFiles(dir);
   const client = await pool.connect();
   try {
-    const done = await applied(client);
-    return files.map((f) => {
-      const row = done.get(f.version);
-      if (!row) return { ...f, status: 'pending' as const };
-      return {
-        ...f,
-        status: row.checksum === f.checksum ? ('applied' as const) : ('changed' as const),
-        appliedAt: row.applied_at,
-      };
-    });
+    return statesOf(files, await applied(client));
   } finally {
     client.release();
   }
+}
+
+/**
+ * Refuses to jump over a stepping-stone release: a database that has migrations applied (not a
+ * fresh install) must have applied the stone's migration before any later one is applied. Throws
+ * a `MigrationError` naming the release to install first (the oldest such stone).
+ */
+export function checkUpgradePath(states: readonly MigrationState[]): void {
+  if (!states.some((s) => s.status !== 'pending')) return; // a fresh database installs everything at once
+  const newest = Math.max(...states.map((s) => s.version));
+  const stone = states.find((s) => s.status === 'pending' && s.steppingStone && s.version < newest);
+  if (stone) {
+    throw new MigrationError(
+      `migrate sql refused: release ${stone.steppingStone} is a required stepping stone and this database has not reached it; install release ${stone.steppingStone}, run its gatehouse migrate sql, then upgrade to this release`,
+    );
+  }
+}
+
+/** Pending migrations the running code cannot serve without (markers and index creation). */
+export const pendingRequiredByCode = (states: readonly MigrationState[]): MigrationState[] =>
+  states.filter((s) => s.status === 'pending' && s.requiredByCode);
+
+/** `serve`'s startup rule: refuse (one line naming `gatehouse migrate sql`) while such migrations are pending. */
+export function assertServable(states: readonly MigrationState[]): void {
+  const required = pendingRequiredByCode(states);
+  if (required.length) {
+    throw new MigrationError(
+      `refusing to start: ${required.length} pending migration(s) that this release's queries need (${required.map((s) => s.file).join(', ')}); run gatehouse migrate sql first`,
+    );
+  }
+}
+
+/** What a down section drops, one item per line (`table fx_things`, `column fx_things.name`, …). */
+export function describeDrops(down: string): string[] {
+  const out: string[] = [];
+  const name = '("[^"]+"|[\\w.]+)';
+  const patterns: Array<[RegExp, (m: RegExpExecArray) => string]> = [
+    [
+      new RegExp(
+        `\\bALTER\\s+TABLE\\s+(?:IF\\s+EXISTS\\s+)?(?:ONLY\\s+)?${name}\\s+DROP\\s+(COLUMN|CONSTRAINT)\\s+(?:IF\\s+EXISTS\\s+)?${name}`,
+        'gi',
+      ),
+      (m) => `${(m[2] as string).toLowerCase()} ${m[1]}.${m[3]}`,
+    ],
+    [
+      new RegExp(
+        `\\bDROP\\s+(TABLE|INDEX|VIEW|MATERIALIZED\\s+VIEW|SEQUENCE|TYPE|FUNCTION|SCHEMA|TRIGGER|EXTENSION)\\s+(?:CONCURRENTLY\\s+)?(?:IF\\s+EXISTS\\s+)?${name}`,
+        'gi',
+      ),
+      (m) => `${(m[1] as string).toLowerCase().replace(/\s+/g, ' ')} ${m[2]}`,
+    ],
+    [new RegExp(`\\b(?:TRUNCATE(?:\\s+TABLE)?|DELETE\\s+FROM)\\s+${name}`, 'gi'), (m) => `rows of ${m[1]}`],
+  ];
+  const sql = withoutComments(down);
+  for (const [re, fmt] of patterns) for (let m = re.exec(sql); m; m = re.exec(sql)) out.push(fmt(m));
+  return out;
 }
 
 /** Statements of a no-transaction file: split on `;` at the end of a line. */
@@ -118,60 +239,112 @@ export interface MigrateOptions {
   graphileLogger?: GraphileLogger;
 }
 
-export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise<MigrateResult> {
-  const dir = opts.dir ?? SQL_DIR;
-  const files = listMigrationFiles(dir);
+const RECORD = 'INSERT INTO gatehouse_schema_migrations (version, name, checksum) VALUES ($1, $2, $3)';
+
+/** Runs `sql` in one transaction together with `ledger`, or statement by statement for no-transaction files. */
+async function runFile(
+  client: pg.ClientBase,
+  f: MigrationFile,
+  sql: string,
+  ledger: [string, unknown[]],
+  what: string,
+): Promise<void> {
+  if (f.transactional) {
+    await client.query('BEGIN');
+    try {
+      await client.query(sql);
+      await client.query(...ledger);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw new MigrationError(`${what} ${f.file} failed: ${(e as Error).message}`);
+    }
+    return;
+  }
+  try {
+    for (const stmt of splitStatements(sql)) await client.query(stmt);
+  } catch (e) {
+    throw new MigrationError(`${what} ${f.file} failed: ${(e as Error).message}`);
+  }
+  await client.query(...ledger);
+}
+
+/** Runs `fn` holding the migration advisory lock, with the ledger table present. */
+async function locked<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
-  const result: MigrateResult = { applied: [] };
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
     try {
       await client.query(LEDGER);
-      const done = await applied(client);
-      for (const f of files) {
-        const row = done.get(f.version);
-        if (row) {
-          if (row.checksum !== f.checksum) {
-            throw new MigrationError(
-              `migration ${f.file} was changed after it was applied (checksum differs); applied migrations must never be edited, add a new one instead`,
-            );
-          }
-          continue;
-        }
-        opts.onApply?.(f.file);
-        if (f.transactional) {
-          await client.query('BEGIN');
-          try {
-            await client.query(f.sql);
-            await client.query(
-              'INSERT INTO gatehouse_schema_migrations (version, name, checksum) VALUES ($1, $2, $3)',
-              [f.version, f.name, f.checksum],
-            );
-            await client.query('COMMIT');
-          } catch (e) {
-            await client.query('ROLLBACK').catch(() => {});
-            throw new MigrationError(`migration ${f.file} failed: ${(e as Error).message}`);
-          }
-        } else {
-          try {
-            for (const stmt of splitStatements(f.sql)) await client.query(stmt);
-          } catch (e) {
-            throw new MigrationError(`migration ${f.file} failed: ${(e as Error).message}`);
-          }
-          await client.query('INSERT INTO gatehouse_schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
-            f.version,
-            f.name,
-            f.checksum,
-          ]);
-        }
-        result.applied.push(f.file);
-      }
+      return await fn(client);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
     }
   } finally {
     client.release();
   }
+}
+
+export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise<MigrateResult> {
+  const files = listMigrationFiles(opts.dir ?? SQL_DIR);
+  const result: MigrateResult = { applied: [] };
+  await locked(pool, async (client) => {
+    const states = statesOf(files, await applied(client));
+    const changed = states.find((s) => s.status === 'changed');
+    if (changed) {
+      throw new MigrationError(
+        `migration ${changed.file} was changed after it was applied (checksum differs); applied migrations must never be edited, add a new one instead`,
+      );
+    }
+    checkUpgradePath(states);
+    for (const f of states) {
+      if (f.status !== 'pending') continue;
+      opts.onApply?.(f.file);
+      await runFile(client, f, f.up, [RECORD, [f.version, f.name, f.checksum]], 'migration');
+      result.applied.push(f.file);
+    }
+  });
   await runMigrations({ pgPool: pool, logger: opts.graphileLogger ?? quietGraphileLogger });
   return result;
+}
+
+export interface DownPlan {
+  file: MigrationFile;
+  /** What the down section drops (see `describeDrops`). */
+  drops: string[];
+}
+
+/**
+ * The newest applied migration and what reverting it would drop. Throws when nothing is applied
+ * or when that migration has no `-- gatehouse:down` section.
+ */
+export async function planDown(pool: pg.Pool, dir = SQL_DIR): Promise<DownPlan> {
+  const states = (await migrationStatus(pool, dir)).filter((s) => s.status !== 'pending');
+  const last = states[states.length - 1];
+  if (!last) throw new MigrationError('migrate sql down: no migration is applied');
+  if (!last.down) {
+    throw new MigrationError(
+      `migrate sql down: ${last.file} has no -- gatehouse:down section and cannot be reverted; restore a backup instead`,
+    );
+  }
+  return { file: last, drops: describeDrops(last.down) };
+}
+
+/** Runs the down section of the newest applied migration (`migrate sql down --force`). */
+export async function revertLast(pool: pg.Pool, dir = SQL_DIR): Promise<string> {
+  const plan = await planDown(pool, dir);
+  return locked(pool, async (client) => {
+    const newest = await client.query('SELECT max(version) AS v FROM gatehouse_schema_migrations');
+    if (Number(newest.rows[0]?.v) !== plan.file.version) {
+      throw new MigrationError(
+        `migrate sql down: ${plan.file.file} is no longer the newest applied migration; check gatehouse migrate status`,
+      );
+    }
+    const ledger: [string, unknown[]] = [
+      'DELETE FROM gatehouse_schema_migrations WHERE version = $1',
+      [plan.file.version],
+    ];
+    await runFile(client, plan.file, plan.file.down as string, ledger, 'reverting');
+    return plan.file.file;
+  });
 }
