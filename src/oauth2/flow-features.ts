@@ -50,7 +50,18 @@ export function createFlowFeatures(
 
   const flows = createFlowsService({ db, clock, codec, clients });
   registerFlowRoutes(deps.adminRouter, flows);
-  const authorize = createAuthorizeService({ config, clock, db, codec, cookies, clients, keys, sessions, issuer });
+  const authorize = createAuthorizeService({
+    config,
+    clock,
+    db,
+    fetch: core.fetch.oauth2,
+    codec,
+    cookies,
+    clients,
+    keys,
+    sessions,
+    issuer,
+  });
   registerAuthorizeRoutes(deps.publicRouter, authorize, config);
 
   const tokenUrls = [
@@ -65,7 +76,7 @@ export function createFlowFeatures(
     db,
     sessions,
     issuer,
-    clientAuth: { db, clock, clients, tokenUrls },
+    clientAuth: { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls },
   });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });

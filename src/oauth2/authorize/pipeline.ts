@@ -4,6 +4,7 @@
  * login and consent screens (PKCE, prompt values, nonce) run here, before any screen is shown.
  */
 import type { Config } from '../../core/config/load.ts';
+import type { SafeFetch } from '../../core/safe-fetch.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { type ClientPort, isPublicClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
@@ -21,6 +22,7 @@ import type { AuthorizeRequest, ErrorTarget } from './request.ts';
 
 export interface PipelineDeps {
   config: Config;
+  fetch: SafeFetch;
   clients: ClientPort;
   now: () => Date;
 }
@@ -38,7 +40,7 @@ export async function validateAuthorizeRequest(
   const client = input.client_id ? await d.clients.get(input.client_id) : undefined;
   if (!client) throw oauth2Error('invalid_client', { hint: 'The requested OAuth 2.0 Client does not exist.' });
 
-  const params = await applyRequestObject(client, input, d.now());
+  const params = await applyRequestObject(d.fetch, client, input, d.now());
   target.state = params.state ?? '';
   const givenMode = parseResponseMode(params.response_mode);
   if (givenMode) target.responseMode = givenMode;

@@ -3,19 +3,24 @@
  * `jwks` and merged over the query parameters; `scope` values of both are united. Only requests
  * with the `openid` scope use them (fosite). An unsigned object (`alg: none`) is accepted unless the
  * client pins `request_object_signing_alg`.
- *
- * TODO(#10): `request_uri` needs the guarded outbound client (src/core/safe-fetch.ts) to fetch the
- * object; until it lands a registered `request_uri` is answered with `request_uri_not_supported`.
- * The same applies to clients that publish their keys only through `jwks_uri`.
+ * `request_uri` must be registered on the client; it, and a client's `jwks_uri`, are fetched through
+ * the guarded outbound client (no internal addresses when `clients.http.disallow_private_ip_ranges`).
  */
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { SafeFetchError, type SafeFetch } from '../../core/safe-fetch.ts';
+import { ClientKeysError, clientKeys } from '../client-keys.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowClient } from '../ports.ts';
 import { splitSpaces } from '../scope.ts';
 
 const ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
 
-async function claimsOf(client: FlowClient, jwt: string, now: Date): Promise<Record<string, unknown>> {
+async function claimsOf(
+  fetch: SafeFetch,
+  client: FlowClient,
+  jwt: string,
+  now: Date,
+): Promise<Record<string, unknown>> {
   let alg: string | undefined;
   try {
     alg = decodeProtectedHeader(jwt).alg;
@@ -37,13 +42,18 @@ async function claimsOf(client: FlowClient, jwt: string, now: Date): Promise<Rec
       hint: `This request object uses unsupported signing algorithm '${alg}'.`,
     });
   }
-  if (!client.jwks?.keys?.length) {
-    throw oauth2Error('request_uri_not_supported', {
-      hint: 'Fetching keys from jwks_uri is not available yet; register the keys with the client (jwks).',
+  let keys: Awaited<ReturnType<typeof clientKeys>>;
+  try {
+    keys = await clientKeys(fetch, client);
+  } catch (e) {
+    if (!(e instanceof ClientKeysError)) throw e;
+    const family = alg.startsWith('ES') ? 'ECDSA' : 'RSA';
+    throw oauth2Error('invalid_request_object', {
+      hint: `Unable to retrieve ${family} signing key from OAuth 2.0 Client. ${e.message}`,
     });
   }
   try {
-    const { payload } = await jwtVerify(jwt, createLocalJWKSet(client.jwks), {
+    const { payload } = await jwtVerify(jwt, createLocalJWKSet(keys), {
       algorithms: ALGS,
       currentDate: now,
     });
@@ -57,7 +67,23 @@ async function claimsOf(client: FlowClient, jwt: string, now: Date): Promise<Rec
 }
 
 /** Returns the parameters with the request object merged in (unchanged when there is none). */
+async function fetchRequestObject(fetch: SafeFetch, location: string): Promise<string> {
+  const fail = (why: string) =>
+    oauth2Error('invalid_request_uri', {
+      hint: `Unable to fetch OpenID Connect request parameters from 'request_uri' because ${why}.`,
+    });
+  try {
+    const r = await fetch(location);
+    if (r.status !== 200) throw fail(`status code '200' was expected, but got '${r.status}'`);
+    return r.text().trim();
+  } catch (e) {
+    if (e instanceof SafeFetchError) throw fail(e.message);
+    throw e;
+  }
+}
+
 export async function applyRequestObject(
+  fetch: SafeFetch,
   client: FlowClient,
   params: Record<string, string>,
   now: Date,
@@ -80,9 +106,9 @@ export async function applyRequestObject(
         hint: `Request URI '${params.request_uri}' is not whitelisted by the OAuth 2.0 Client.`,
       });
     }
-    throw oauth2Error('request_uri_not_supported', { hint: "Fetching 'request_uri' is not available yet." });
   }
-  const claims = await claimsOf(client, params.request as string, now);
+  const jwt = params.request_uri ? await fetchRequestObject(fetch, params.request_uri) : (params.request as string);
+  const claims = await claimsOf(fetch, client, jwt, now);
   const out = { ...params };
   for (const [k, v] of Object.entries(claims)) {
     out[k] = typeof v === 'string' ? v : Array.isArray(v) ? v.join(' ') : JSON.stringify(v);

@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
+import type { SafeFetch } from '../../core/safe-fetch.ts';
+import { ClientKeysError, clientKeys } from '../client-keys.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import { insertJti } from '../store/tokens.ts';
@@ -19,6 +21,8 @@ export interface ClientAuthDeps {
   db: Executor;
   clock: Clock;
   clients: ClientPort;
+  /** The guarded outbound client (jwks_uri). */
+  fetch: SafeFetch;
   /** Accepted `aud` values of client assertions (the token endpoint URLs). */
   tokenUrls: readonly string[];
 }
@@ -94,14 +98,15 @@ async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<Fl
       hint: `The 'client_assertion' request parameter uses unsupported signing algorithm '${alg}'.`,
     });
   }
-  // TODO(#10): keys published only at `jwks_uri` need the guarded outbound client.
-  if (!client.jwks?.keys?.length) {
-    throw oauth2Error('invalid_client', {
-      hint: 'The OAuth 2.0 Client has no JSON Web Keys set registered, but they are needed to complete the request.',
-    });
+  let keys: Awaited<ReturnType<typeof clientKeys>>;
+  try {
+    keys = await clientKeys(d.fetch, client);
+  } catch (e) {
+    if (e instanceof ClientKeysError) throw oauth2Error('invalid_client', { hint: e.message });
+    throw e;
   }
   try {
-    await jwtVerify(assertion, createLocalJWKSet(client.jwks), {
+    await jwtVerify(assertion, createLocalJWKSet(keys), {
       algorithms: [alg],
       currentDate: d.clock.now(),
       requiredClaims: ['exp'],
