@@ -57,25 +57,30 @@ const wrongMethod = (registered: string, used: string) =>
     hint: `The OAuth 2.0 Client supports client authentication method '${registered}', but method '${used}' was requested. You must configure the OAuth 2.0 client's 'token_endpoint_auth_method' value to accept '${used}'.`,
   });
 
-async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<FlowClient> {
-  let claims: Record<string, unknown>;
-  let alg: string | undefined;
-  try {
-    claims = decodeJwt(assertion) as Record<string, unknown>;
-    alg = decodeProtectedHeader(assertion).alg;
-  } catch (e) {
+/** RFC 7523 §3 claims of a verified client assertion; records its `jti` so that it is used once. */
+async function checkAssertionClaims(d: ClientAuthDeps, claims: Record<string, unknown>, id: string): Promise<void> {
+  if (claims.iss !== id) {
     throw oauth2Error('invalid_client', {
-      hint: "Unable to verify the integrity of the 'client_assertion' value.",
-      debug: (e as Error).message,
+      hint: "Claim 'iss' from 'client_assertion' must match the 'client_id' of the OAuth 2.0 Client.",
     });
   }
-  const id = typeof claims.sub === 'string' ? claims.sub : '';
-  if (!id)
+  const jti = typeof claims.jti === 'string' ? claims.jti : '';
+  if (!jti)
+    throw oauth2Error('invalid_client', { hint: "Claim 'jti' from 'client_assertion' must be set but is not." });
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!aud.some((a) => typeof a === 'string' && d.tokenUrls.includes(a))) {
     throw oauth2Error('invalid_client', {
-      hint: "The claim 'sub' from the client_assertion JSON Web Token is undefined.",
+      hint: `Claim 'audience' from 'client_assertion' must match the authorization server's token endpoint '${d.tokenUrls.join("' or '")}'.`,
     });
-  const client = await d.clients.get(id);
-  if (!client) throw oauth2Error('invalid_client');
+  }
+  const jtiHash = createHash('sha256').update(jti).digest('hex');
+  if (!(await insertJti(d.db, jtiHash, new Date(Number(claims.exp) * 1000), d.clock.now()))) {
+    throw oauth2Error('jti_known', { hint: "Claim 'jti' from 'client_assertion' MUST only be used once." });
+  }
+}
+
+/** The client must be registered for private_key_jwt, with the signing algorithm it uses. */
+function checkAssertionMethod(client: FlowClient, alg: string | undefined): asserts alg is string {
   const method = client.tokenEndpointAuthMethod;
   if (method === 'none') {
     throw oauth2Error('invalid_client', {
@@ -98,6 +103,28 @@ async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<Fl
       hint: `The 'client_assertion' request parameter uses unsupported signing algorithm '${alg}'.`,
     });
   }
+}
+
+async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<FlowClient> {
+  let claims: Record<string, unknown>;
+  let alg: string | undefined;
+  try {
+    claims = decodeJwt(assertion) as Record<string, unknown>;
+    alg = decodeProtectedHeader(assertion).alg;
+  } catch (e) {
+    throw oauth2Error('invalid_client', {
+      hint: "Unable to verify the integrity of the 'client_assertion' value.",
+      debug: (e as Error).message,
+    });
+  }
+  const id = typeof claims.sub === 'string' ? claims.sub : '';
+  if (!id)
+    throw oauth2Error('invalid_client', {
+      hint: "The claim 'sub' from the client_assertion JSON Web Token is undefined.",
+    });
+  const client = await d.clients.get(id);
+  if (!client) throw oauth2Error('invalid_client');
+  checkAssertionMethod(client, alg);
   let keys: Awaited<ReturnType<typeof clientKeys>>;
   try {
     keys = await clientKeys(d.fetch, client);
@@ -117,24 +144,7 @@ async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<Fl
       debug: (e as Error).message,
     });
   }
-  if (claims.iss !== id) {
-    throw oauth2Error('invalid_client', {
-      hint: "Claim 'iss' from 'client_assertion' must match the 'client_id' of the OAuth 2.0 Client.",
-    });
-  }
-  const jti = typeof claims.jti === 'string' ? claims.jti : '';
-  if (!jti)
-    throw oauth2Error('invalid_client', { hint: "Claim 'jti' from 'client_assertion' must be set but is not." });
-  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  if (!aud.some((a) => typeof a === 'string' && d.tokenUrls.includes(a))) {
-    throw oauth2Error('invalid_client', {
-      hint: `Claim 'audience' from 'client_assertion' must match the authorization server's token endpoint '${d.tokenUrls.join("' or '")}'.`,
-    });
-  }
-  const jtiHash = createHash('sha256').update(jti).digest('hex');
-  if (!(await insertJti(d.db, jtiHash, new Date(Number(claims.exp) * 1000), d.clock.now()))) {
-    throw oauth2Error('jti_known', { hint: "Claim 'jti' from 'client_assertion' MUST only be used once." });
-  }
+  await checkAssertionClaims(d, claims, id);
   return client;
 }
 
