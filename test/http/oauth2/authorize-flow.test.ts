@@ -137,6 +137,37 @@ describe('the authorization-code flow through login and consent', () => {
     expect(ok.loginSeen?.skip).toBe(true);
   });
 
+  it('passes the OpenID Connect context to the login UI and accepts a form POST', async () => {
+    const body = new URLSearchParams(
+      params({ login_hint: 'alice@example.com', acr_values: 'urn:a urn:b', ui_locales: 'de en', display: 'page' }),
+    );
+    const step = await new Browser().get(`${t.publicUrl}/oauth2/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    expect(step.status).toBe(302);
+    const challenge = param(step.location, 'login_challenge') as string;
+    const { data } = await adminApi(t).getOAuth2LoginRequest({ loginChallenge: challenge });
+    expect(data).toMatchObject({
+      skip: false,
+      subject: '',
+      requested_scope: ['openid', 'offline'],
+      requested_access_token_audience: [],
+      client: { client_id: client.client_id },
+      oidc_context: {
+        login_hint: 'alice@example.com',
+        acr_values: ['urn:a', 'urn:b'],
+        ui_locales: ['de', 'en'],
+        display: 'page',
+        id_token_hint_claims: {},
+      },
+    });
+    expect(data.client).not.toHaveProperty('client_secret');
+    expect(new URL(data.request_url).searchParams.get('login_hint')).toBe('alice@example.com');
+    expect(data.session_id).toBeTruthy();
+  });
+
   it('sends a rejected login to the client as access_denied', async () => {
     const r = await runFlow(t, new Browser(), authorizeUrl(t, params()), { login: () => false });
     expect(param(r.final, 'error')).toBe('access_denied');

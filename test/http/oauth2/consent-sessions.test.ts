@@ -70,6 +70,16 @@ describe('consent sessions', () => {
     expect(missing.status).toBe(400);
   });
 
+  it('keeps consent and token session claims encrypted at rest', async () => {
+    const { rows } = await sql<{ data: string }>`select session_data as data from oauth2_flows
+      union all select session_data from oauth2_access_tokens`.execute(t.container.db);
+    expect(rows.length).toBeGreaterThan(1);
+    for (const r of rows) {
+      expect(r.data).not.toContain('carol@example.com');
+      expect(r.data.startsWith('{')).toBe(false);
+    }
+  });
+
   it('revokes by subject and client, and the tokens issued under the consent stop working', async () => {
     const client = await createClient(t);
     const { tok } = await tokensFor(t, client);
