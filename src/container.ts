@@ -17,7 +17,13 @@ import { migrate, migrationStatus } from './core/db/migrate.ts';
 import type { Database } from './core/db/schema.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
-import { dsyncSafeFetch, oauth2SafeFetch, type Resolver, type SafeFetch } from './core/safe-fetch.ts';
+import {
+  dsyncSafeFetch,
+  oauth2SafeFetch,
+  type Resolver,
+  type SafeFetch,
+  type SafeFetchOptions,
+} from './core/safe-fetch.ts';
 import { createDsync, type Dsync } from './dsync/index.ts';
 import { createOAuth2, type OAuth2 } from './oauth2/index.ts';
 
@@ -53,6 +59,8 @@ export interface ContainerOptions {
   autoMigrate?: boolean;
   /** DNS seam of the outbound clients (tests resolve names to chosen addresses). */
   resolver?: Resolver;
+  /** Extra options of both outbound clients (tests: a CA for a loopback https server). */
+  fetchOptions?: Partial<SafeFetchOptions>;
 }
 
 /** With `dsn: memory` and no secret configured, a development secret is generated once and kept in the data folder. */
@@ -110,8 +118,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     pool: handle.pool,
     embedded,
     fetch: {
-      oauth2: oauth2SafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}) }),
-      dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}) }),
+      oauth2: oauth2SafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
+      dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
     },
     async close() {
       await handle.destroy();

@@ -77,6 +77,8 @@ export interface SafeFetchOptions {
   resolver?: Resolver;
   log?: Logger;
   userAgent?: string;
+  /** Extra trusted CA certificates for https (a private PKI; tests). The system store is used otherwise. */
+  ca?: string | Buffer;
 }
 
 export interface SafeFetchInit {
@@ -104,7 +106,13 @@ export interface SafeResponse {
   json<T = unknown>(): T;
 }
 
-export type SafeFetch = (url: string | URL, init?: SafeFetchInit) => Promise<SafeResponse>;
+export type SafeFetch = ((url: string | URL, init?: SafeFetchInit) => Promise<SafeResponse>) & {
+  /**
+   * Checks a URL against the address policy without sending anything (client metadata validation).
+   * Throws `SafeFetchError` (`blocked_address`, `invalid_url`, `network`, `timeout`).
+   */
+  check(url: string | URL): Promise<void>;
+};
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
@@ -186,6 +194,7 @@ interface Hop {
   label: string;
   connectTimeoutMs: number;
   signal: AbortSignal;
+  ca: string | Buffer | undefined;
 }
 
 /** One request over a connection to one of the checked addresses (never a fresh DNS answer). */
@@ -206,6 +215,7 @@ function send(h: Hop): Promise<IncomingMessage> {
       lookup,
       agent: false, // a fresh connection per request: nothing pooled outlives the check
       signal: h.signal,
+      ...(h.ca ? { ca: h.ca } : {}),
       ...(h.url.username
         ? { auth: `${decodeURIComponent(h.url.username)}:${decodeURIComponent(h.url.password)}` }
         : {}),
@@ -274,7 +284,7 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
     return addresses;
   }
 
-  return async function safeFetch(input, init = {}) {
+  const safeFetch = async (input: string | URL, init: SafeFetchInit = {}): Promise<SafeResponse> => {
     const timeoutMs = init.timeoutMs ?? o.timeoutMs ?? 10_000;
     const maxBytes = init.maxBytes ?? o.maxBytes ?? 1 << 20;
     let url = parseTarget(input);
@@ -293,7 +303,7 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
         const addresses = await addressesOf(url, label, signal);
         const left = timeoutMs - (Date.now() - started);
         const connectTimeoutMs = Math.max(1, Math.min(o.connectTimeoutMs ?? 5_000, left));
-        const res = await send({ url, method, headers, body, addresses, label, connectTimeoutMs, signal });
+        const res = await send({ url, method, headers, body, addresses, label, connectTimeoutMs, signal, ca: o.ca });
         const location = res.headers.location;
         if (REDIRECTS.has(res.statusCode ?? 0) && location && init.redirect !== 'manual') {
           res.destroy();
@@ -347,6 +357,23 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
       clearTimeout(timeout);
     }
   };
+
+  const check = async (input: string | URL): Promise<void> => {
+    const url = parseTarget(input);
+    const label = describeHost(url.hostname);
+    const timeoutMs = o.timeoutMs ?? 10_000;
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(new Error('timeout')), timeoutMs);
+    try {
+      await addressesOf(url, label, timer.signal);
+    } catch (e) {
+      if (e instanceof SafeFetchError) throw e;
+      throw new SafeFetchError('timeout', label, `${label} could not be resolved within ${timeoutMs} ms`);
+    } finally {
+      clearTimeout(timeout);
+    }
+  };
+  return Object.assign(safeFetch, { check });
 }
 
 /** The OAuth2 side's client: `clients.http.disallow_private_ip_ranges` and `…private_ip_exception_urls`. */

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/core/config/load.ts';
 import { type Container, createContainer } from '../../src/container.ts';
 import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
 import { createLogger, type Logger } from '../../src/core/log.ts';
-import type { Resolver } from '../../src/core/safe-fetch.ts';
+import type { Resolver, SafeFetchOptions } from '../../src/core/safe-fetch.ts';
 import { serve, type Serving } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -64,6 +64,8 @@ export interface TestServerOptions {
   clock?: Clock;
   /** DNS seam of the container's outbound clients (`container.fetch`). */
   resolver?: Resolver;
+  /** Extra options of the container's outbound clients (e.g. `ca` for a loopback https server). */
+  fetchOptions?: Partial<SafeFetchOptions>;
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -93,6 +95,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     autoMigrate: false,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.resolver ? { resolver: opts.resolver } : {}),
+    ...(opts.fetchOptions ? { fetchOptions: opts.fetchOptions } : {}),
   });
   const serving = await serve(container, 'all');
   const runners: Runner[] = [];

@@ -17,6 +17,7 @@ import { AppError, HERODOT, notFound } from '../../core/errors.ts';
 import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
 import * as store from '../store/clients.ts';
 import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
+import { checkClientOutbound } from './outbound.ts';
 import { applyClientPatch } from './patch.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
 import { type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
@@ -45,7 +46,7 @@ const SECRET_LENGTH = 26;
 
 const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 
-export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>) {
+export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' | 'fetch'>) {
   const { db, config, clock } = core;
   const nid = DEFAULT_NETWORK_ID;
   // Derived per call (cheap HKDF), so building the service never fails on a missing secret.
@@ -64,7 +65,12 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>)
   const registrationUri = (id: string) =>
     new URL(`oauth2/register/${encodeURIComponent(id)}`, config.urls.self.public).toString();
   const newRegistrationToken = () => generateOpaqueToken('ory_at_', config.secrets.system);
-  const validate = (d: ClientDraft, dynamic: boolean) => (dynamic ? validateDynamicClient : validateClient)(d, env);
+  /** The pure rules, then the network ones (address policy, sector identifier contents). */
+  const validate = async (d: ClientDraft, dynamic: boolean): Promise<ClientDraft> => {
+    const valid = (dynamic ? validateDynamicClient : validateClient)(d, env);
+    await checkClientOutbound(valid, core.fetch.oauth2, config.clients.http.disallow_private_ip_ranges);
+    return valid;
+  };
 
   function toClient(valid: ClientDraft, created: Date, updated: Date): Client {
     const { client_secret: _secret, ...fields } = valid;
@@ -89,7 +95,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>)
     }
     const chosen = d.client_secret !== '';
     if (!chosen) d.client_secret = randomString(SECRET_LENGTH);
-    const valid = validate(d, opts.dynamic);
+    const valid = await validate(d, opts.dynamic);
     const pub = isPublicClient(valid);
     // A public client gets no secret of its own; one the admin chose is still kept hashed (as Hydra does).
     const secretHash = pub && !chosen ? null : await hashSecret(valid.client_secret, hashers);
@@ -176,7 +182,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>)
     draft: ClientDraft,
     opts: { dynamic?: boolean; registrationSignature?: string } = {},
   ): Promise<WrittenClient> {
-    const valid = validate({ ...draft, client_id: id }, opts.dynamic ?? false);
+    const valid = await validate({ ...draft, client_id: id }, opts.dynamic ?? false);
     return withTx(db, async (trx) => {
       const old = await store.findClientById(trx, nid, id, { forUpdate: true });
       if (!old) throw dbNotFound();
@@ -197,7 +203,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock'>)
       const patched = applyClientPatch(renderClient(old.client, { client_secret: current }), ops);
       const draft = toDraft(decodeBody(clientBody, patched));
       if (draft.client_secret === current) draft.client_secret = '';
-      return write(trx, old, validate({ ...draft, client_id: id }, false));
+      return write(trx, old, await validate({ ...draft, client_id: id }, false));
     });
   }
 

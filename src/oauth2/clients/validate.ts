@@ -1,8 +1,8 @@
 /**
  * Hydra's client validator (client/validator.go), rule for rule and in its order, with its error
  * codes and hints. Pure: it fills Hydra's defaults into a copy of the draft and throws an AppError
- * for the first rule that fails. The only network rule (sector_identifier_uri contents) is left to
- * the guarded outbound fetch (TODO(#10)).
+ * for the first rule that fails. The network rules (address policy, sector_identifier_uri contents)
+ * are in outbound.ts.
  */
 import { createPublicKey } from 'node:crypto';
 import { AppError, HERODOT } from '../../core/errors.ts';
@@ -154,8 +154,6 @@ function checkPostLogout(d: ClientDraft, redirects: GoUrl[]): void {
 export function validateClient(draft: ClientDraft, env: ValidationEnv): ClientDraft {
   const d: ClientDraft = structuredClone(draft);
   checkAuthMethod(d);
-  // TODO(#10): with clients.http.disallow_private_ip_ranges, refuse jwks_uri, backchannel_logout_uri,
-  // sector_identifier_uri and request_uris that resolve to internal addresses (needs the guarded fetch's resolver).
   checkMetadataUris(d);
   if (d.client_secret.length > 0 && Buffer.byteLength(d.client_secret) < 6) {
     throw invalidMetadata('Field client_secret must contain a secret that is at least 6 characters long.');
@@ -166,7 +164,6 @@ export function validateClient(draft: ClientDraft, env: ValidationEnv): ClientDr
     const u = parseUrl(d.sector_identifier_uri);
     if (!u) throw invalidMetadata('Value of sector_identifier_uri could not be parsed.');
     if (u.scheme !== 'https') throw invalidMetadata('Value sector_identifier_uri must be an HTTPS URL but it is not.');
-    // TODO(#10): GET it through the guarded fetch; it must be a JSON array holding every redirect URI.
   }
   if (d.userinfo_signed_response_alg === '') d.userinfo_signed_response_alg = 'none';
   if (d.userinfo_signed_response_alg !== 'none' && d.userinfo_signed_response_alg !== 'RS256') {
