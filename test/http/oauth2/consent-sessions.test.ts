@@ -107,6 +107,32 @@ describe('consent sessions', () => {
     expect(await left.json()).toEqual([]);
   });
 
+  it('pages consent sessions with page_size and the next link', async () => {
+    for (let i = 0; i < 3; i++) {
+      const c = await createClient(t);
+      const r = await runFlow(
+        t,
+        new Browser(),
+        authorizeUrl(t, {
+          client_id: c.client_id,
+          response_type: 'code',
+          redirect_uri: CB,
+          scope: 'openid',
+          state: randomState(),
+        }),
+        { login: () => ({ subject: 'erin' }) },
+      );
+      expect(param(r.final, 'code')).toBeTruthy();
+    }
+    const first = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?subject=erin&page_size=2`);
+    expect((await first.json()) as unknown[]).toHaveLength(2);
+    const next = /<([^>]+)>; rel="next"/.exec(first.headers.get('link') ?? '')?.[1];
+    expect(next).toMatch(/^\/admin\/oauth2\/auth\/sessions\/consent\?/);
+    const second = await fetch(`${t.adminUrl}${next}`);
+    expect((await second.json()) as unknown[]).toHaveLength(1);
+    expect(second.headers.get('link')).not.toContain('rel="next"');
+  });
+
   it('refuses other combinations of revoke parameters with 400', async () => {
     for (const q of ['subject=carol', 'client=x', 'subject=carol&client=x&all=true', '']) {
       const r = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?${q}`, { method: 'DELETE' });
