@@ -6,6 +6,7 @@ import { registerClients } from './clients.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
+import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
 import { registerWorker } from './worker.ts';
 
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerJobs(program);
   registerJwks(program);
+  registerPerform(program);
   registerClients(program);
   return program;
 }
