@@ -8,11 +8,14 @@
  *   });
  *
  * `db.engine: 'memory'` (or Jackson's `'mem'`) starts the embedded PostgreSQL in `db.dir`
- * (default `.gatehouse`). Migrations are applied in both cases. `close()` releases the pool and
- * stops an embedded PostgreSQL.
+ * (default `.gatehouse`). Migrations are applied in both cases. Webhooks are delivered by
+ * graphile-worker jobs: with `memory` (or `worker: true`) the library runs a worker in-process;
+ * with a database shared with a gatehouse service, that service's workers deliver them. `close()`
+ * stops the worker, releases the pool and stops an embedded PostgreSQL.
  */
 import { loadConfig } from './core/config/load.ts';
 import { createContainer } from './container.ts';
+import { loadTaskList, startWorker } from './core/jobs/runner.ts';
 import { createLogger } from './core/log.ts';
 import type { DirectorySyncController } from './dsync/controller.ts';
 import { createDirectorySyncController } from './dsync/controller.ts';
@@ -30,6 +33,7 @@ export type {
   EventCallback,
   GroupRecord,
   UserRecord,
+  WebhookEvent,
 } from './dsync/types.ts';
 
 export interface ControllerOptions {
@@ -51,9 +55,20 @@ export interface ControllerOptions {
     dir?: string;
   };
   dsync?: {
-    /** Jackson's embedded mode: every event of `requests.handle` goes to this callback. */
+    /**
+     * Jackson's embedded mode: every event of `requests.handle` goes to this callback (after the
+     * commit). Directories that have a webhook still get it delivered.
+     */
     callback?: EventCallback;
+    /** Jackson's batch mode: queue events and send up to this many per directory per POST. */
+    webhookBatchSize?: number;
+    /** Batch mode: process the queue on this interval, in seconds (Jackson's unit). */
+    webhookBatchCronInterval?: number;
   };
+  /** Global webhook for `dsync.created/deleted/activated/deactivated` (Jackson's `webhook`). */
+  webhook?: { endpoint?: string; secret?: string };
+  /** Run a worker in this process (delivers webhooks). Default: only with the memory engine. */
+  worker?: boolean;
   /** Log level of the library's own logs (pino, to stderr). Default `warn`. */
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
 }
@@ -81,17 +96,42 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
       'secrets.system': key ? [key] : [],
       'dsync.external_url': opts.externalUrl,
       ...(opts.db?.dir ? { 'db.memory.dir': opts.db.dir } : {}),
+      ...(opts.webhook?.endpoint ? { 'dsync.webhook_url': opts.webhook.endpoint } : {}),
+      ...(opts.webhook?.secret ? { 'dsync.webhook_secret': opts.webhook.secret } : {}),
+      ...(opts.dsync?.webhookBatchSize ? { 'dsync.webhook_batch_size': opts.dsync.webhookBatchSize } : {}),
+      ...(opts.dsync?.webhookBatchCronInterval
+        ? { 'dsync.webhook_batch_cron_interval': opts.dsync.webhookBatchCronInterval }
+        : {}),
     },
   });
   const log = createLogger({ level: opts.logLevel ?? 'warn', destination: process.stderr as never });
   const container = await createContainer({ config, log, autoMigrate: true });
   const services = createDsyncServices(container, opts.scimPath ? { scimPath: opts.scimPath } : {});
+  let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
+  if (opts.worker ?? memory) {
+    try {
+      runner = await startWorker({
+        pool: container.pool,
+        log,
+        concurrency: config.worker.concurrency,
+        pollInterval: config.worker.poll_interval,
+        livenessIntervalMs: config.worker.liveness_check_interval,
+        taskList: await loadTaskList(container),
+      });
+    } catch (e) {
+      await container.close();
+      throw e;
+    }
+  }
   return {
     directorySyncController: createDirectorySyncController(services, {
       log,
       ...(opts.dsync?.callback ? { callback: opts.dsync.callback } : {}),
     }),
-    close: () => container.close(),
+    async close() {
+      await runner?.stop();
+      await container.close();
+    },
   };
 }
 

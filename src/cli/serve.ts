@@ -39,6 +39,7 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
           log: c.log,
           concurrency: c.config.worker.concurrency,
           pollInterval: c.config.worker.poll_interval,
+          livenessIntervalMs: c.config.worker.liveness_check_interval,
           taskList: await loadTaskList(c),
         })
       : undefined;

@@ -19,6 +19,7 @@ export function registerWorker(program: Command): void {
           log: c.log,
           concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
           pollInterval: c.config.worker.poll_interval,
+          livenessIntervalMs: c.config.worker.liveness_check_interval,
           taskList: await loadTaskList(c),
         });
         c.log.info('worker started');

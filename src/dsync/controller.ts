@@ -7,6 +7,12 @@
  *   call and change nothing shared (Jackson mutated singletons, a race between requests, Q13);
  *   the callback of `requests.handle` is per call too.
  * - `requests.handle` calls the callback with each event after the change has committed.
+ * - Callbacks receive the events as they are delivered (Jackson's fields, then `id`, `seq`,
+ *   `created_at`); webhook delivery happens as well when the directory has a webhook (in Jackson a
+ *   callback replaced it).
+ * - `events.batch.process()` runs a processing pass and resolves when it is done (Jackson's
+ *   returned at once); `push` and `scheduleWorker` do not exist (events are queued by the change
+ *   that makes them, and the worker's timer replaces `scheduleWorker`).
  * - `google`/`cloudDirectory` and `sync` belong to the cloud-directory issue (#9): until then they
  *   answer `{data: null, error: {message: 'not implemented', code: 501}}`.
  */
@@ -78,11 +84,19 @@ function webhookLogsApi(s: DsyncServices, tenant?: unknown, product?: unknown) {
   const scope = () => bound(tenant, product);
   return {
     setTenantAndProduct: (t: string, p: string) => webhookLogsApi(s, t, p),
+    /** `{data, pageToken}` (no `error` key, as Jackson), newest first. */
     getAll: async (p: PageParams & { directoryId?: string } = {}) => ({
       data: await s.webhookLogs.list({ ...scope(), directoryId: p.directoryId }, p),
+      pageToken: undefined,
     }),
+    /** The log, or null. */
     get: (id: string) => s.webhookLogs.get(scope(), id),
-    deleteAll: (directoryId: string) => s.webhookLogs.deleteAll(directoryId),
+    delete: async (id: string): Promise<void> => {
+      await s.webhookLogs.remove(scope(), id);
+    },
+    deleteAll: async (directoryId: string): Promise<void> => {
+      await s.webhookLogs.deleteAll(directoryId);
+    },
   };
 }
 
@@ -125,6 +139,18 @@ export function createDirectorySyncController(s: DsyncServices, o: { log?: Logge
     webhookLogs: webhookLogsApi(s),
     requests: { handle },
     providers: () => ({ ...DIRECTORY_TYPES }),
+    events: {
+      batch: {
+        /** One processing pass over batch mode's queue (resolves when done). */
+        process: async (): Promise<void> => {
+          await s.batch.process();
+        },
+        /** Queued events, oldest first: `{id, event, retry_count, status, created_at}`. */
+        fetchNextBatch: (offset = 0, limit = 50) => s.batch.fetchNextBatch(offset, limit),
+      },
+    },
+    /** Re-enqueues failed deliveries now (all, or one directory's): `{data: {jobs, batches}}`. */
+    webhooks: { retry: (directoryId?: string) => envelope(() => s.webhooks.retry(directoryId)) },
     // TODO(#9): cloud directory authorization and sync.
     google,
     cloudDirectory: google,

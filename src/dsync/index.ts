@@ -8,7 +8,13 @@ import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
+import { createBatchService } from './events/batch.ts';
+import { createDeliveryService } from './events/delivery.ts';
+import { createLifecycleService } from './events/lifecycle.ts';
+import { createRetryService } from './events/retry.ts';
 import { createWebhookLogsService } from './events/logs.ts';
+import type { DeliveryPolicy } from './events/service.ts';
+import { SafeFetchError } from '../core/safe-fetch.ts';
 import { createGroupsService } from './groups/service.ts';
 import { adminRouter, ERROR_FAMILIES, publicRouter } from './routes.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
@@ -22,21 +28,65 @@ export interface DsyncOptions {
 }
 
 export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
+  const cfg = core.config.dsync;
+  const fetch = core.fetch.dsync;
+  const lifecycle = createLifecycleService({
+    clock: core.clock,
+    fetch,
+    endpoint: cfg.webhook_url,
+    secret: cfg.webhook_secret,
+    maxAttempts: cfg.webhook.max_attempts,
+  });
   const directories = createDirectoriesService({
     db: core.db,
     clock: core.clock,
     ring: keyRing(core.config.secrets.system, 'dsync'),
-    externalUrl: core.config.dsync.external_url.replace(/\/$/, ''),
+    externalUrl: cfg.external_url.replace(/\/$/, ''),
     scimPath: (opts.scimPath ?? SCIM_PREFIX).replace(/\/$/, ''),
-    googleAuthorizePath: core.config.dsync.google.authorize_path,
+    googleAuthorizePath: cfg.google.authorize_path,
+    lifecycle: (trx, type, d) => lifecycle.emit(trx, type, d),
+    // With internal ranges refused, a webhook URL that resolves inward is refused when it is set
+    // (delivery checks again on every request). A name that does not resolve now is accepted.
+    checkWebhookUrl: async (url) => {
+      if (!cfg.disallow_private_ip_ranges) return undefined;
+      try {
+        await fetch.check(url);
+      } catch (e) {
+        if (e instanceof SafeFetchError && (e.code === 'blocked_address' || e.code === 'invalid_url'))
+          return 'it must not point to a private, loopback or otherwise internal address.';
+      }
+      return undefined;
+    },
   });
   const resolveScope = directories.resolveScope;
+  const delivery: DeliveryPolicy = {
+    batchMode: cfg.webhook_batch_size > 0,
+    batchIntervalMs: cfg.webhook_batch_cron_interval,
+    maxAttempts: cfg.webhook.max_attempts,
+    now: () => core.clock.now(),
+  };
+  const webhookLogs = createWebhookLogsService({
+    db: core.db,
+    clock: core.clock,
+    directories,
+    ttlMs: cfg.webhook_logs_ttl,
+  });
+  const outbound = { db: core.db, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
+  const batch = createBatchService({
+    ...outbound,
+    batchSize: cfg.webhook_batch_size,
+    intervalMs: cfg.webhook_batch_cron_interval,
+  });
   return {
     directories,
     users: createUsersService({ db: core.db, resolveScope }),
     groups: createGroupsService({ db: core.db, resolveScope }),
-    webhookLogs: createWebhookLogsService({ directories }),
-    scim: createScimService({ db: core.db, directories }),
+    webhookLogs,
+    scim: createScimService({ db: core.db, directories, delivery }),
+    delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),
+    batch,
+    lifecycle,
+    webhooks: createRetryService({ db: core.db, directories, batch }),
   };
 }
 

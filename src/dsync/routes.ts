@@ -12,8 +12,10 @@ import type { ErrorFamily } from '../core/errors.ts';
 import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncMessage } from './errors.ts';
-import { eventRoutes } from './events/handlers.ts';
+import type { BatchService } from './events/batch.ts';
+import { eventRoutes, webhookRoutes } from './events/handlers.ts';
 import type { WebhookLogsService } from './events/logs.ts';
+import type { RetryService } from './events/retry.ts';
 import { groupRoutes } from './groups/handlers.ts';
 import type { GroupsService } from './groups/service.ts';
 import { SCIM_PREFIX, scimRoutes } from './scim/handlers.ts';
@@ -29,6 +31,8 @@ export interface DsyncRouteServices {
   groups: GroupsService;
   webhookLogs: WebhookLogsService;
   scim: ScimService;
+  batch: BatchService;
+  webhooks: RetryService;
 }
 
 /** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
@@ -76,6 +80,7 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   userRoutes(r, s);
   groupRoutes(r, s);
   eventRoutes(r, s);
+  webhookRoutes(r, s);
   directoryByIdRoutes(r, s);
   return r;
 }

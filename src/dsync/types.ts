@@ -115,7 +115,18 @@ export interface DirectorySyncEvent {
   data?: UserRecord | GroupRecord | (UserRecord & { group: GroupRecord });
 }
 
-export type EventCallback = (event: DirectorySyncEvent) => unknown;
+/**
+ * An event as delivered (webhook body, batch array element, callback argument): Jackson's fields
+ * unchanged, then gatehouse's `id` (stable across retries, for de-duplication), `seq` (per
+ * directory, gap-free, in commit order) and `created_at` (ISO 8601, when the change was made).
+ */
+export interface WebhookEvent extends DirectorySyncEvent {
+  id: string;
+  seq: number;
+  created_at: string;
+}
+
+export type EventCallback = (event: WebhookEvent) => unknown;
 
 /** `requests.handle` input (§1.8). */
 export interface DirectorySyncRequest {

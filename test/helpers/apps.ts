@@ -52,7 +52,12 @@ export interface TestServer {
   database: TestDatabase;
   serving: Serving;
   /** Starts a worker in this process over tasks/ (or the given task list). */
-  startWorker(opts?: { taskList?: TaskList; crontab?: string; concurrency?: number }): Promise<Runner>;
+  startWorker(opts?: {
+    taskList?: TaskList;
+    crontab?: string;
+    concurrency?: number;
+    livenessIntervalMs?: number;
+  }): Promise<Runner>;
   close(): Promise<void>;
 }
 
@@ -112,6 +117,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         concurrency: w.concurrency ?? 2,
         pollInterval: 100,
         taskList: w.taskList ?? (await loadTaskList(container)),
+        livenessIntervalMs: w.livenessIntervalMs ?? 1000,
         ...(w.crontab !== undefined ? { crontab: w.crontab } : {}),
       });
       runners.push(runner);

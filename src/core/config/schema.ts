@@ -61,7 +61,7 @@ const leaf = <S extends z.ZodType>(
 
 const str = (def: string, description: string, extra: LeafExtra = {}) =>
   leaf('string', z.string().default(def), description, def === '' ? '""' : def, extra);
-const url = (description: string, defaultText = '(derived)') =>
+const url = (description: string, defaultText = '(derived)', extra: LeafExtra = {}) =>
   leaf(
     'url',
     z
@@ -70,6 +70,7 @@ const url = (description: string, defaultText = '(derived)') =>
       .refine((v) => v === '' || URL.canParse(v), { message: 'expected an absolute URL' }),
     description,
     defaultText,
+    extra,
   );
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   leaf('int', z.number().int().min(min).max(max).default(def), description, String(def));
@@ -276,6 +277,10 @@ export const spec = {
       'auto',
       'Run a worker inside `serve all` (`auto`: only with `dsn: memory`).',
     ),
+    liveness_check_interval: dur(
+      '10s',
+      'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
+    ),
   },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
@@ -305,6 +310,15 @@ export const spec = {
       timeout: dur('20s', 'Timeout of one webhook request.'),
     },
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
+    webhook_url: url(
+      'Global webhook for directory lifecycle events (`dsync.created`, `dsync.deleted`, `dsync.activated`, `dsync.deactivated`); off when empty.',
+      '""',
+      { aliases: ['WEBHOOK_URL'] },
+    ),
+    webhook_secret: str('', 'Signing secret of `dsync.webhook_url` (both must be set).', {
+      secret: true,
+      aliases: ['WEBHOOK_SECRET'],
+    }),
     disallow_private_ip_ranges: bool(
       false,
       'Refuse webhook and cloud-directory (Google) requests to internal addresses (see Security).',

@@ -42,3 +42,13 @@ export function verifyOpaqueToken(prefix: TokenPrefix, token: string, secrets: r
   }
   return ok ? s : undefined;
 }
+
+/**
+ * Jackson's webhook signature header value (`BoxyHQ-Signature` / `Ory-Polis-Signature`):
+ * `t=<ms>,s=<hex HMAC-SHA256(secret, "<ms>.<raw body>")>`; `''` for an empty secret, as Jackson.
+ */
+export function webhookSignature(secret: string, timestampMs: number, body: string): string {
+  if (!secret) return '';
+  const s = createHmac('sha256', secret).update(`${timestampMs}.${body}`, 'utf8').digest('hex');
+  return `t=${timestampMs},s=${s}`;
+}

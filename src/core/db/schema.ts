@@ -227,6 +227,44 @@ export interface DsyncEventsTable {
   event: string;
   payload: Json<Record<string, unknown>>;
   created_at: Generated<Date>;
+  delivered_at: Date | null;
+}
+
+export interface DsyncWebhookOutboxTable {
+  event_id: string;
+  directory_id: string;
+  seq: number;
+  mode: 'realtime' | 'batch';
+  job_id: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface DsyncWebhookBackoffTable {
+  directory_id: string;
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: Generated<string>;
+  updated_at: Generated<Date>;
+}
+
+export interface DsyncWebhookLogsTable {
+  id: string;
+  directory_id: string;
+  webhook_endpoint: string;
+  payload: Json<unknown>;
+  status_code: number;
+  delivered: boolean;
+  error: string | null;
+  attempt: number;
+  created_at: Timestamp;
+  completed_at: Timestamp;
+}
+
+export interface WorkerPoolsTable {
+  id: string;
+  hostname: string;
+  pid: number;
+  started_at: Generated<Date>;
 }
 
 export interface Database {
@@ -246,6 +284,10 @@ export interface Database {
   dsync_groups: DsyncGroupsTable;
   dsync_group_members: DsyncGroupMembersTable;
   dsync_events: DsyncEventsTable;
+  dsync_webhook_outbox: DsyncWebhookOutboxTable;
+  dsync_webhook_backoff: DsyncWebhookBackoffTable;
+  dsync_webhook_logs: DsyncWebhookLogsTable;
+  worker_pools: WorkerPoolsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -394,5 +436,20 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   ],
   dsync_groups: ['directory_id', 'id', 'name', 'external_id', 'raw', 'created_at', 'updated_at'],
   dsync_group_members: ['directory_id', 'group_id', 'user_id', 'created_at'],
-  dsync_events: ['id', 'directory_id', 'seq', 'event', 'payload', 'created_at'],
+  dsync_events: ['id', 'directory_id', 'seq', 'event', 'payload', 'created_at', 'delivered_at'],
+  dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
+  dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
+  dsync_webhook_logs: [
+    'id',
+    'directory_id',
+    'webhook_endpoint',
+    'payload',
+    'status_code',
+    'delivered',
+    'error',
+    'attempt',
+    'created_at',
+    'completed_at',
+  ],
+  worker_pools: ['id', 'hostname', 'pid', 'started_at'],
 };

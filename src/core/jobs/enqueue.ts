@@ -30,3 +30,69 @@ export async function enqueue(exec: Executor, task: string, payload: unknown, sp
     )).id`.execute(exec);
   return Number(rows[0]?.id);
 }
+
+/**
+ * Enqueues one job per payload, in order, with one statement. Returns the job ids in payload order.
+ */
+export async function enqueueMany(
+  exec: Executor,
+  task: string,
+  payloads: readonly unknown[],
+  spec: Omit<JobSpec, 'jobKey' | 'jobKeyMode'>,
+): Promise<number[]> {
+  if (!payloads.length) return [];
+  const { rows } = await sql<{ id: number | string }>`
+    select (graphile_worker.add_job(
+      identifier => ${task},
+      payload => p.payload,
+      queue_name => ${spec.queueName ?? null}::text,
+      run_at => ${spec.runAt ?? null}::timestamptz,
+      max_attempts => ${spec.maxAttempts}::int,
+      priority => ${spec.priority ?? null}::int
+    )).id
+    from json_array_elements(${JSON.stringify(payloads)}::json) with ordinality as p(payload, ord)
+    order by p.ord`.execute(exec);
+  return rows.map((r) => Number(r.id));
+}
+
+/** A job that will still run: it exists and has attempts left (waiting, backing off or running). */
+export async function isJobPending(exec: Executor, id: number): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`
+    select attempts < max_attempts as ok from graphile_worker._private_jobs where id = ${id}`.execute(exec);
+  return rows[0]?.ok === true;
+}
+
+/** The ids among `ids` that no longer exist (completed or removed). */
+export async function missingJobs(exec: Executor, ids: readonly number[]): Promise<number[]> {
+  if (!ids.length) return [];
+  const { rows } = await sql<{ id: number | string }>`
+    select x.id from unnest(${ids}::bigint[]) as x(id)
+    where not exists (select 1 from graphile_worker._private_jobs j where j.id = x.id)`.execute(exec);
+  return rows.map((r) => Number(r.id));
+}
+
+/**
+ * Makes sure the keyed job runs no later than `runAt`: adds it when there is none (or only a
+ * running or dead one), moves a waiting one earlier, and leaves an earlier one as it is.
+ */
+export async function scheduleKeyed(
+  exec: Executor,
+  task: string,
+  payload: unknown,
+  spec: JobSpec & { jobKey: string; runAt: Date },
+): Promise<void> {
+  const { rows } = await sql<{ run_at: Date }>`
+    select run_at from graphile_worker._private_jobs
+    where key = ${spec.jobKey} and locked_at is null and attempts < max_attempts`.execute(exec);
+  const current = rows[0]?.run_at;
+  if (current && current.getTime() <= spec.runAt.getTime()) return;
+  await enqueue(exec, task, payload, { ...spec, jobKeyMode: 'replace' });
+}
+
+/** Whether a keyed job is waiting (not running, not dead). */
+export async function hasWaitingJob(exec: Executor, jobKey: string): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from graphile_worker._private_jobs
+    where key = ${jobKey} and locked_at is null and attempts < max_attempts`.execute(exec);
+  return (rows[0]?.n ?? 0) > 0;
+}

@@ -3,12 +3,14 @@
  * `defineTask`; the runner binds each one to this process's container, so no task reaches for a
  * global. Signals are handled by the caller (the CLI), which stops the runner before the database.
  */
+import { EventEmitter } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Logger as GraphileLogger, run, type Runner, type Task, type TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger } from '../log.ts';
+import { startLiveness } from './liveness.ts';
 import type { BoundTask } from './task.ts';
 
 export const TASKS_DIR = resolve(import.meta.dirname, '../../../tasks');
@@ -49,16 +51,47 @@ export interface WorkerOptions {
   taskList: TaskList;
   crontabFile?: string;
   crontab?: string;
+  /** How often dead worker processes are looked for (see liveness.ts); default 10 s. */
+  livenessIntervalMs?: number;
 }
 
+/**
+ * Starts a graphile-worker runner. Its pool registers itself as live (liveness.ts), and the jobs
+ * of dead workers are released at start and then every `livenessIntervalMs`.
+ */
 export async function startWorker(o: WorkerOptions): Promise<Runner> {
-  return run({
-    pgPool: o.pool,
-    concurrency: o.concurrency,
-    pollInterval: o.pollInterval,
-    taskList: o.taskList,
-    ...(o.crontab !== undefined ? { crontab: o.crontab } : { crontabFile: o.crontabFile ?? CRONTAB_FILE }),
-    noHandleSignals: true,
-    logger: graphileLogger(o.log),
-  });
+  const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
+  const events = new EventEmitter();
+  events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
+  let runner: Runner;
+  try {
+    runner = await run({
+      pgPool: o.pool,
+      concurrency: o.concurrency,
+      pollInterval: o.pollInterval,
+      taskList: o.taskList,
+      ...(o.crontab !== undefined ? { crontab: o.crontab } : { crontabFile: o.crontabFile ?? CRONTAB_FILE }),
+      noHandleSignals: true,
+      logger: graphileLogger(o.log),
+      events: events as never,
+    });
+  } catch (e) {
+    await liveness.stop();
+    throw e;
+  }
+  await liveness.ready();
+  await liveness.sweep().catch((e) => o.log.warn({ err: e }, 'worker liveness check failed'));
+  const stop = runner.stop.bind(runner);
+  runner.stop = async (reason?: string) => {
+    try {
+      await stop(reason);
+    } finally {
+      await liveness.stop();
+    }
+  };
+  runner.promise.then(
+    () => liveness.stop(),
+    () => liveness.stop(),
+  );
+  return runner;
 }

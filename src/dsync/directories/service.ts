@@ -8,8 +8,9 @@ import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { randomToken } from '../../core/crypto/random.ts';
-import type { Db, Executor } from '../../core/db/tx.ts';
+import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import { dsyncError, dsyncMessage } from '../errors.ts';
+import type { LifecycleType } from '../events/lifecycle.ts';
 import * as store from '../store/directories.ts';
 import {
   type Directory,
@@ -32,6 +33,10 @@ export interface DirectoriesOptions {
   /** Jackson's `scimPath` (`/api/scim/v2.0`) */
   scimPath: string;
   googleAuthorizePath: string;
+  /** Queues a connection lifecycle event in the change's transaction (events/lifecycle.ts). */
+  lifecycle?: (trx: Executor, type: LifecycleType, d: Directory) => Promise<void>;
+  /** Refuses a webhook URL the address policy forbids (throws a message); called before storing. */
+  checkWebhookUrl?: (url: string) => Promise<string | undefined>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -95,6 +100,13 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     return r && fromRow(r);
   }
 
+  const emit = async (trx: Executor, type: LifecycleType, d: Directory) => o.lifecycle?.(trx, type, d);
+
+  async function checkWebhook(url: string): Promise<void> {
+    const problem = url ? await o.checkWebhookUrl?.(url) : undefined;
+    if (problem) throw dsyncError(400, `Invalid value for webhook_url: ${problem}`);
+  }
+
   /** Locks the directory row for the rest of the transaction (see store lockDirectory). */
   async function lock(trx: Executor, id: string): Promise<Directory | undefined> {
     const r = await store.lockDirectory(trx, id);
@@ -114,7 +126,8 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     const id = randomUUID();
     const hasWebhook = nonEmpty(p.webhook_url) && nonEmpty(p.webhook_secret);
     const scim = isScimType(type);
-    const row = await store.insertDirectory(o.db, {
+    if (hasWebhook) await checkWebhook(p.webhook_url as string);
+    const values: store.NewDirectoryRow = {
       id,
       name: p.name || `scim-${tenant}-${product}`,
       tenant,
@@ -129,8 +142,13 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       google_access_token: type === 'google' ? sealField(id, 'google_access_token', p.google_access_token ?? '') : '',
       google_refresh_token:
         type === 'google' ? sealField(id, 'google_refresh_token', p.google_refresh_token ?? '') : '',
+    };
+    const created = await withTx(o.db, async (trx) => {
+      const d = fromRow(await store.insertDirectory(trx, values));
+      await emit(trx, 'dsync.created', d);
+      return d;
     });
-    return record(fromRow(row));
+    return record(created);
   }
 
   async function get(id: unknown): Promise<DirectoryRecord> {
@@ -152,7 +170,8 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     if (p.webhook) Object.assign(webhook, { endpoint: p.webhook.endpoint ?? '', secret: p.webhook.secret ?? '' });
     if ('webhook_url' in p) webhook.endpoint = p.webhook_url || '';
     if ('webhook_secret' in p) webhook.secret = p.webhook_secret || '';
-    const row = await store.updateDirectory(o.db, current.id, {
+    if (webhook.endpoint !== current.webhook.endpoint) await checkWebhook(webhook.endpoint);
+    const patch: store.DirectoryPatch = {
       ...(p.name !== undefined ? { name: p.name } : {}),
       ...(p.log_webhook_events !== undefined ? { log_webhook_events: p.log_webhook_events } : {}),
       ...(p.deactivated !== undefined ? { deactivated: p.deactivated } : {}),
@@ -165,15 +184,30 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         ? { google_refresh_token: sealField(current.id, 'google_refresh_token', p.google_refresh_token) }
         : {}),
       updated_at: o.clock.now(),
+    };
+    const updated = await withTx(o.db, async (trx) => {
+      const row = await store.updateDirectory(trx, current.id, patch);
+      if (!row) throw notFound();
+      const d = fromRow(row);
+      // Jackson: whenever `deactivated` is given, changed or not.
+      if (p.deactivated !== undefined) await emit(trx, d.deactivated ? 'dsync.deactivated' : 'dsync.activated', d);
+      return d;
     });
-    if (!row) throw notFound();
-    return record(fromRow(row));
+    return record(updated);
   }
 
-  /** Deletes the directory; its users, groups, memberships and events go with it (foreign keys). */
+  /**
+   * Deletes the directory; its users, groups, memberships, events, queued deliveries and webhook
+   * logs go with it (foreign keys).
+   */
   async function remove(id: unknown): Promise<void> {
     if (!nonEmpty(id)) throw dsyncError(400, 'Missing required parameter.');
-    if (!UUID.test(id) || !(await store.deleteDirectory(o.db, id.toLowerCase()))) throw notFound();
+    if (!UUID.test(id)) throw notFound();
+    await withTx(o.db, async (trx) => {
+      const row = await store.deleteDirectory(trx, id.toLowerCase());
+      if (!row) throw notFound();
+      await emit(trx, 'dsync.deleted', fromRow(row));
+    });
   }
 
   async function byTenantAndProduct(tenant: unknown, product: unknown): Promise<DirectoryRecord[]> {

@@ -1,11 +1,16 @@
-/** `/api/v1/dsync/events`: webhook logs (Jackson pages/api/v1/dsync/events/{index,[eventId]}.ts). */
+/**
+ * `/api/v1/dsync/events` (webhook logs, Jackson pages/api/v1/dsync/events/{index,[eventId]}.ts),
+ * `/api/v1/dsync/cron/process-events` (batch mode) and `/api/v1/dsync/webhooks/retry`.
+ */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { allow, pageParams, param, scopeParams } from '../v1-handlers.ts';
+import { allow, bodyObject, pageParams, param, scopeParams } from '../v1-handlers.ts';
+import type { BatchService } from './batch.ts';
 import type { WebhookLogsService } from './logs.ts';
+import type { RetryService } from './retry.ts';
 
 export function eventRoutes(r: Router, s: { webhookLogs: WebhookLogsService }): void {
-  /** GET /api/v1/dsync/events?tenant&product|directoryId: `{data}` (Jackson's `{data, pageToken}`). */
+  /** GET /api/v1/dsync/events?tenant&product|directoryId: `{data}`, newest first. */
   r.get('/events', async (ctx: Context) => {
     ctx.body = { data: await s.webhookLogs.list(scopeParams(ctx), pageParams(ctx)) };
   });
@@ -22,4 +27,22 @@ export function eventRoutes(r: Router, s: { webhookLogs: WebhookLogsService }): 
     ctx.body = { data: await s.webhookLogs.get(scopeParams(ctx), ctx.params.eventId) };
   });
   allow(r, '/events/:eventId', ['GET']);
+}
+
+export function webhookRoutes(r: Router, s: { batch: BatchService; webhooks: RetryService }): void {
+  /**
+   * ANY /api/v1/dsync/cron/process-events: schedules a batch processing run now and answers at
+   * once, as Jackson (`{message: 'Processing started'}`); a worker does the sending.
+   */
+  r.all('/cron/process-events', async (ctx: Context) => {
+    await s.batch.trigger();
+    ctx.body = { message: 'Processing started' };
+  });
+
+  /** POST /api/v1/dsync/webhooks/retry[?directoryId] (or `{directoryId}`): `{data: {jobs, batches}}`. */
+  r.post('/webhooks/retry', async (ctx: Context) => {
+    const directoryId = param(ctx, 'directoryId') ?? bodyObject(ctx).directoryId;
+    ctx.body = { data: await s.webhooks.retry(directoryId) };
+  });
+  allow(r, '/webhooks/retry', ['POST']);
 }

@@ -1,29 +1,120 @@
 /**
  * Webhook logs (Jackson `webhookLogs`, exposed as `/api/v1/dsync/events`, spec/dsync.md §1.7, §4.6).
- * Logs are written by webhook delivery, which is issue #7; until it lands no log exists, so the
- * reads answer with Jackson's empty shapes after checking their scope.
+ * When a directory has `log_webhook_events`, every POST attempt (real-time event or batch array)
+ * is recorded: the exact body, the status code (500 when no answer came, as Jackson), delivered
+ * (any 2xx), the error (address-free, never the secret), the attempt number, and when it started
+ * and ended. Nothing is recorded when the flag is off. Logs older than `dsync.webhook_logs_ttl`
+ * are purged by the crontab task `dsync_webhook_logs_purge` in bounded batches.
  */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../core/clock.ts';
+import type { Db, Executor } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
-import type { PageParams, ScopeQuery } from '../types.ts';
+import * as store from '../store/webhook-logs.ts';
+import { directoryIdOrNil, isUuid, type PageParams, page, type Scope, type ScopeQuery } from '../types.ts';
+import type { WebhookAttempt } from './webhook.ts';
 
-export function createWebhookLogsService(o: { directories: DirectoriesService }) {
-  // TODO(#7): read dsync webhook logs once delivery writes them.
-  async function list(q: ScopeQuery, _p: PageParams = {}): Promise<unknown[]> {
-    await o.directories.resolveScope(q);
-    return [];
+/** Jackson's WebhookEventLog, plus `directory_id`, `error`, `attempt` and `completed_at`. */
+export interface WebhookLogRecord {
+  id: string;
+  directory_id: string;
+  webhook_endpoint: string;
+  payload: unknown;
+  status_code: number;
+  delivered: boolean;
+  error: string | null;
+  attempt: number;
+  created_at: string;
+  completed_at: string;
+}
+
+const toRecord = (r: store.WebhookLogRow): WebhookLogRecord => ({
+  id: r.id,
+  directory_id: r.directory_id,
+  webhook_endpoint: r.webhook_endpoint,
+  payload: r.payload,
+  status_code: r.status_code,
+  delivered: r.delivered,
+  error: r.error,
+  attempt: r.attempt,
+  created_at: r.created_at.toISOString(),
+  completed_at: r.completed_at.toISOString(),
+});
+
+const logScope = (s: Scope): store.LogScope => ({
+  tenant: s.tenant,
+  product: s.product,
+  ...(s.directoryId ? { directoryId: directoryIdOrNil(s.directoryId) } : {}),
+});
+
+/** Logs deleted per statement by the purge, and statements per run before it re-enqueues itself. */
+export const PURGE_BATCH = 1000;
+export const PURGE_BATCHES_PER_RUN = 50;
+
+export function createWebhookLogsService(o: { db: Db; clock: Clock; directories: DirectoriesService; ttlMs: number }) {
+  /** Records one attempt (the caller checked `log_webhook_events`). */
+  async function record(
+    exec: Executor,
+    directoryId: string,
+    endpoint: string,
+    body: string,
+    a: WebhookAttempt,
+    attempt: number,
+  ): Promise<void> {
+    await store.insertLog(exec, {
+      id: randomUUID(),
+      directoryId,
+      endpoint,
+      body,
+      statusCode: a.status,
+      delivered: a.delivered,
+      error: a.error ?? null,
+      attempt,
+      createdAt: a.startedAt,
+      completedAt: a.completedAt,
+    });
   }
 
-  async function get(q: ScopeQuery, _id: unknown): Promise<null> {
-    await o.directories.resolveScope(q);
-    return null;
+  /** Newest first, pages of at most 50 (Jackson's `getAll`). */
+  async function list(q: ScopeQuery, p: PageParams = {}): Promise<WebhookLogRecord[]> {
+    const scope = await o.directories.resolveScope(q);
+    return (await store.listLogs(o.db, logScope(scope), page(p))).map(toRecord);
+  }
+
+  /** The log or null (Jackson's `get`). */
+  async function get(q: ScopeQuery, id: unknown): Promise<WebhookLogRecord | null> {
+    const scope = await o.directories.resolveScope(q);
+    if (!isUuid(id)) return null;
+    const r = await store.findLog(o.db, logScope(scope), id.toLowerCase());
+    return r ? toRecord(r) : null;
+  }
+
+  /** Jackson's `delete(id)`: true when a log of the scope was deleted. */
+  async function remove(q: ScopeQuery, id: unknown): Promise<boolean> {
+    const scope = await o.directories.resolveScope(q);
+    if (!isUuid(id)) return false;
+    return store.deleteLog(o.db, logScope(scope), id.toLowerCase());
   }
 
   /** Jackson `deleteAll(directoryId)`; the directory must exist (404 otherwise). */
-  async function deleteAll(directoryId: unknown): Promise<void> {
-    await o.directories.get(directoryId);
+  async function deleteAll(directoryId: unknown): Promise<number> {
+    const d = await o.directories.get(directoryId);
+    return store.deleteDirectoryLogs(o.db, d.id);
   }
 
-  return { list, get, deleteAll };
+  /** Deletes logs older than the TTL, in bounded batches. Returns how many, and whether more remain. */
+  async function purge(): Promise<{ deleted: number; more: boolean }> {
+    const before = new Date(o.clock.now().getTime() - o.ttlMs);
+    let deleted = 0;
+    for (let i = 0; i < PURGE_BATCHES_PER_RUN; i++) {
+      const n = await store.purgeLogs(o.db, before, PURGE_BATCH);
+      deleted += n;
+      if (n < PURGE_BATCH) return { deleted, more: false };
+    }
+    return { deleted, more: true };
+  }
+
+  return { record, list, get, remove, deleteAll, purge };
 }
 
 export type WebhookLogsService = ReturnType<typeof createWebhookLogsService>;

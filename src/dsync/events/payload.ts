@@ -7,6 +7,7 @@ import type {
   DsyncUser,
   GroupRecord,
   UserRecord,
+  WebhookEvent,
 } from '../types.ts';
 
 export const userRecord = (u: DsyncUser): UserRecord => ({
@@ -33,3 +34,14 @@ export function envelope(
   if (type.startsWith('group.') && subject.group && !subject.user) return { ...base, data: groupRecord(subject.group) };
   return base;
 }
+
+/**
+ * The event as delivered: Jackson's object with its keys in Jackson's order, then gatehouse's
+ * `id`, `seq` and `created_at` (see WebhookEvent).
+ */
+export const wireEvent = (r: { id: string; seq: number; createdAt: Date; payload: DirectorySyncEvent }): WebhookEvent => ({
+  ...r.payload,
+  id: r.id,
+  seq: r.seq,
+  created_at: r.createdAt.toISOString(),
+});

@@ -1,51 +1,128 @@
 /**
- * Directory-sync events. A SCIM change collects its DirectorySyncEvents while it runs and writes
- * them to `dsync_events` in the same transaction, with a per-directory sequence number taken under
- * the directory's row lock: no event exists for a change that rolled back, no committed change
- * lacks its events, and `seq` follows commit order (what webhook delivery, issue #7, reads).
- * Callbacks (`requests.handle(request, callback)`) are called by the caller after the commit.
+ * Directory-sync events: the one place they are written, and so the one place their delivery is
+ * decided. A change (SCIM request, cloud sync) collects its DirectorySyncEvents in an EventBatch
+ * while it runs; `persistEvents` writes them to `dsync_events` in the change's transaction, with a
+ * per-directory sequence number taken under the directory's row lock, and in the same transaction
+ * queues their delivery:
+ * - directory without webhook endpoint or secret: nothing (Jackson drops the event);
+ * - batch mode (`dsync.webhook_batch_size` > 0): an outbox row for the batch processor;
+ * - otherwise: an outbox row and a `webhook_deliver` job (queue `dsync:<directory id>`).
+ * No event and no delivery exist for a change that rolled back; no committed change lacks them.
+ * Callbacks (`requests.handle(request, callback)`) are called by the caller after the commit,
+ * with the same objects that are delivered (`batch.events` after `persistEvents`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
+import { enqueueMany, hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
 import { allocateEventSeq } from '../store/directories.ts';
-import { insertEvents } from '../store/events.ts';
-import type { Directory, DirectorySyncEvent, DirectorySyncEventType, DsyncGroup, DsyncUser } from '../types.ts';
-import { envelope } from './payload.ts';
+import { type EventRow, insertEvents } from '../store/events.ts';
+import { insertOutbox } from '../store/outbox.ts';
+import type {
+  Directory,
+  DirectorySyncEvent,
+  DirectorySyncEventType,
+  DsyncGroup,
+  DsyncUser,
+  WebhookEvent,
+} from '../types.ts';
+import { envelope, wireEvent } from './payload.ts';
+
+export const DELIVER_TASK = 'webhook_deliver';
+export const PROCESS_TASK = 'dsync_process_events';
+/** The one job key (and named queue) of batch processing runs. */
+export const PROCESS_KEY = 'dsync:process-events';
+export const deliveryQueue = (directoryId: string) => `dsync:${directoryId}`;
+
+/** How events are delivered, from configuration (see createDsyncServices). */
+export interface DeliveryPolicy {
+  /** `dsync.webhook_batch_size` > 0: queue for the batch processor instead of a job per event. */
+  batchMode: boolean;
+  /** `dsync.webhook_batch_cron_interval` in ms (0: batches only when asked for). */
+  batchIntervalMs: number;
+  /** `dsync.webhook.max_attempts` of each delivery job. */
+  maxAttempts: number;
+  now(): Date;
+}
 
 export interface EventBatch {
   readonly directory: Directory;
-  readonly events: DirectorySyncEvent[];
+  readonly policy: DeliveryPolicy;
+  /** The events collected so far (Jackson's envelope). */
+  readonly pending: DirectorySyncEvent[];
+  /** After `persistEvents`: the events as delivered, in order. */
+  readonly events: WebhookEvent[];
   add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup }): void;
 }
 
-export function eventBatch(directory: Directory): EventBatch {
-  const events: DirectorySyncEvent[] = [];
+export function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
+  const pending: DirectorySyncEvent[] = [];
   return {
     directory,
-    events,
+    policy,
+    pending,
+    events: [],
     add(type, subject) {
       // Snapshot: later changes in the same request must not alter an event already produced.
-      events.push(structuredClone(envelope(type, directory, subject)));
+      pending.push(structuredClone(envelope(type, directory, subject)));
     },
   };
 }
 
 /**
- * Writes the batch's events. The caller's transaction must hold the directory row lock
- * (store/directories.ts lockDirectory), which makes the sequence gap-free and commit-ordered.
+ * Writes the batch's events and queues their delivery. The caller's transaction must hold the
+ * directory row lock (store/directories.ts lockDirectory), which makes the sequence gap-free and
+ * commit-ordered.
  */
 export async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
-  const n = batch.events.length;
+  const n = batch.pending.length;
   if (!n) return;
-  const first = (await allocateEventSeq(trx, batch.directory.id, n)) + 1;
-  await insertEvents(
+  const directory = batch.directory;
+  const first = (await allocateEventSeq(trx, directory.id, n)) + 1;
+  const createdAt = batch.policy.now();
+  const rows: EventRow[] = batch.pending.map((payload, i) => ({
+    id: randomUUID(),
+    directoryId: directory.id,
+    seq: first + i,
+    event: payload.event,
+    payload,
+    createdAt,
+  }));
+  await insertEvents(trx, rows);
+  batch.events.push(...rows.map(wireEvent));
+  await queueDelivery(trx, directory, rows, batch.policy);
+}
+
+async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], policy: DeliveryPolicy): Promise<void> {
+  if (!d.webhook.endpoint || !d.webhook.secret) return;
+  if (policy.batchMode) {
+    await insertOutbox(
+      trx,
+      rows.map((r) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'batch', jobId: null })),
+    );
+    // The interval timer runs while there is work; the first queued event starts it.
+    if (policy.batchIntervalMs > 0 && !(await hasWaitingJob(trx, PROCESS_KEY))) {
+      await scheduleProcessing(trx, new Date(policy.now().getTime() + policy.batchIntervalMs), 'timer');
+    }
+    return;
+  }
+  const jobIds = await enqueueMany(
     trx,
-    batch.events.map((payload, i) => ({
-      id: randomUUID(),
-      directoryId: batch.directory.id,
-      seq: first + i,
-      event: payload.event,
-      payload,
-    })),
+    DELIVER_TASK,
+    rows.map((r) => ({ directoryId: d.id, eventId: r.id })),
+    { queueName: deliveryQueue(d.id), maxAttempts: policy.maxAttempts },
+  );
+  await insertOutbox(
+    trx,
+    rows.map((r, i) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'realtime', jobId: jobIds[i] ?? null })),
+  );
+}
+
+/** Makes sure a batch processing run happens no later than `runAt`. */
+export async function scheduleProcessing(exec: Executor, runAt: Date, trigger: 'api' | 'timer' | 'retry') {
+  await scheduleKeyed(
+    exec,
+    PROCESS_TASK,
+    { trigger },
+    { jobKey: PROCESS_KEY, queueName: PROCESS_KEY, runAt, maxAttempts: 5 },
   );
 }

@@ -11,13 +11,13 @@ import { isDataException, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
-import { type EventBatch, eventBatch, persistEvents } from '../events/service.ts';
+import { type DeliveryPolicy, type EventBatch, eventBatch, persistEvents } from '../events/service.ts';
 import {
   type Directory,
-  type DirectorySyncEvent,
   type DirectorySyncRequest,
   isScimType,
   PAGE_LIMIT,
+  type WebhookEvent,
 } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
@@ -26,8 +26,8 @@ import * as users from './users.ts';
 export interface ScimResult {
   status: number;
   data: unknown;
-  /** the events the request committed, in order */
-  events: DirectorySyncEvent[];
+  /** the events the request committed, in order, as they are delivered */
+  events: WebhookEvent[];
 }
 
 type Result = { status: number; data: unknown };
@@ -47,7 +47,7 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.
   };
 }
 
-export function createScimService(o: { db: Db; directories: DirectoriesService }) {
+export function createScimService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
   /** Runs a write: directory lock, change, events, commit. A unique violation is a 409. */
   async function write(kind: ResourceKind, directoryId: string, fn: Write): Promise<ScimResult> {
     try {
@@ -55,7 +55,7 @@ export function createScimService(o: { db: Db; directories: DirectoriesService }
         const directory = await o.directories.lock(trx, directoryId);
         if (!directory) throw scimError(404, 'Directory configuration not found.');
         if (directory.deactivated) return { status: 200, data: {}, events: [] };
-        const batch = eventBatch(directory);
+        const batch = eventBatch(directory, o.delivery);
         const r = await fn(trx, directory, batch);
         await persistEvents(trx, batch);
         return { ...r, events: batch.events };

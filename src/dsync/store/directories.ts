@@ -32,9 +32,9 @@ export async function updateDirectory(
   return db.updateTable('dsync_directories').set(patch).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-export async function deleteDirectory(db: Executor, id: string): Promise<boolean> {
-  const r = await db.deleteFrom('dsync_directories').where('id', '=', id).executeTakeFirst();
-  return r.numDeletedRows > 0n;
+/** Deletes the directory; returns the deleted row (undefined when there was none). */
+export async function deleteDirectory(db: Executor, id: string): Promise<DirectoryRow | undefined> {
+  return db.deleteFrom('dsync_directories').where('id', '=', id).returningAll().executeTakeFirst();
 }
 
 export interface DirectoryQuery {

@@ -11,7 +11,7 @@ export interface EventRow {
   createdAt: Date;
 }
 
-export async function insertEvents(db: Executor, rows: Omit<EventRow, 'createdAt'>[]): Promise<void> {
+export async function insertEvents(db: Executor, rows: EventRow[]): Promise<void> {
   if (!rows.length) return;
   await db
     .insertInto('dsync_events')
@@ -22,6 +22,7 @@ export async function insertEvents(db: Executor, rows: Omit<EventRow, 'createdAt
         seq: r.seq,
         event: r.event,
         payload: JSON.stringify(r.payload),
+        created_at: r.createdAt,
       })),
     )
     .execute();

@@ -1,0 +1,131 @@
+/**
+ * Dead-worker detection. graphile-worker releases the jobs of a worker that vanished without a
+ * clean shutdown (SIGKILL, OOM, lost host) only after 4 hours. gatehouse workers do better:
+ * - each worker pool holds, on a connection of its own, a session advisory lock keyed on its pool
+ *   id, and registers the id in `worker_pools`; the lock lives exactly as long as the process (its
+ *   connection closes when the process dies, and PostgreSQL then drops the lock);
+ * - every `worker.liveness_check_interval` each worker tries that lock for every registered pool
+ *   but its own: a lock it can take belongs to a dead pool, whose jobs and named queues are then
+ *   released with `graphile_worker.force_unlock_workers` and run again at once.
+ * Only registered pools are ever released, so a worker started some other way (the plain
+ * graphile-worker CLI) is never mistaken for a dead one. The lock is taken before the pool can
+ * lock its first job (the query is on the wire before the pool's first fetch); a process dying
+ * in that first instant leaves its job to graphile-worker's 4-hour sweep.
+ */
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import type { Logger } from '../log.ts';
+
+/** The advisory-lock class of worker liveness locks (the second key is hashtext(pool id)). */
+const LIVENESS_CLASS = 0x67_68_77_6c; // 'ghwl'
+
+export interface Liveness {
+  /** Called synchronously from graphile-worker's `pool:create` event. */
+  register(poolId: string): void;
+  /** Resolves when the registrations made so far are in place. */
+  ready(): Promise<void>;
+  /** Releases the jobs of dead pools now; returns their ids. */
+  sweep(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs: number }): Promise<Liveness> {
+  const mine = new Set<string>();
+  const pending: Promise<unknown>[] = [];
+  let client: pg.PoolClient | undefined = await o.pool.connect();
+  let stopped = false;
+  let stopping: Promise<void> | undefined;
+
+  const hold = (c: pg.PoolClient, id: string) =>
+    Promise.all([
+      c.query('select pg_advisory_lock($1::int, hashtext($2))', [LIVENESS_CLASS, id]),
+      c.query(
+        `insert into worker_pools (id, hostname, pid) values ($1, $2, $3)
+         on conflict (id) do update set hostname = excluded.hostname, pid = excluded.pid`,
+        [id, hostname(), process.pid],
+      ),
+    ]);
+
+  const watch = (c: pg.PoolClient) =>
+    c.on('error', (e) => {
+      if (stopped || client !== c) return;
+      o.log.warn({ code: (e as { code?: string }).code }, 'worker liveness connection lost; re-acquiring');
+      client = undefined;
+      c.release(true);
+    });
+  watch(client);
+
+  /** After a lost connection: a new one, holding every lock again. */
+  async function reacquire(): Promise<void> {
+    if (client || stopped) return;
+    const c = await o.pool.connect();
+    watch(c);
+    client = c;
+    for (const id of mine) await hold(c, id);
+  }
+
+  async function sweep(): Promise<string[]> {
+    await reacquire();
+    const db = await o.pool.connect();
+    try {
+      await db.query('begin');
+      const { rows } = await db.query<{ id: string }>('select id from worker_pools where id <> all($1::text[])', [
+        [...mine],
+      ]);
+      const dead: string[] = [];
+      for (const r of rows) {
+        const t = await db.query<{ free: boolean }>('select pg_try_advisory_xact_lock($1::int, hashtext($2)) as free', [
+          LIVENESS_CLASS,
+          r.id,
+        ]);
+        if (t.rows[0]?.free) dead.push(r.id);
+      }
+      if (dead.length) {
+        await db.query('select graphile_worker.force_unlock_workers($1::text[])', [dead]);
+        await db.query('delete from worker_pools where id = any($1::text[])', [dead]);
+      }
+      await db.query('commit');
+      if (dead.length) o.log.warn({ pools: dead }, 'released the jobs of dead worker processes');
+      return dead;
+    } catch (e) {
+      await db.query('rollback').catch(() => {});
+      throw e;
+    } finally {
+      db.release();
+    }
+  }
+
+  const timer = setInterval(() => {
+    sweep().catch((e) => o.log.warn({ err: e }, 'worker liveness check failed'));
+  }, o.intervalMs);
+  timer.unref();
+
+  return {
+    register(poolId) {
+      mine.add(poolId);
+      if (client) pending.push(hold(client, poolId).catch((e) => o.log.error({ err: e }, 'worker registration failed')));
+    },
+    async ready() {
+      await Promise.all(pending);
+    },
+    sweep,
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        clearInterval(timer);
+        await Promise.all(pending);
+        const c = client;
+        client = undefined;
+        if (!c) return;
+        try {
+          await c.query('delete from worker_pools where id = any($1::text[])', [[...mine]]);
+        } catch {
+          // the row of a stopped pool is removed by the next sweep of another worker
+        }
+        // Ending the session drops its advisory locks.
+        c.release(true);
+      })();
+      return stopping;
+    },
+  };
+}

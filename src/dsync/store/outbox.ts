@@ -1,0 +1,311 @@
+/**
+ * dsync_webhook_outbox (events waiting for delivery) and dsync_webhook_backoff (batch mode's
+ * per-directory retry gate). See sql/0150_dsync_webhooks.sql.
+ */
+import { sql } from 'kysely';
+import type { Executor } from '../../core/db/tx.ts';
+import type { DirectorySyncEvent } from '../types.ts';
+import type { EventRow } from './events.ts';
+
+export type DeliveryMode = 'realtime' | 'batch';
+
+export interface OutboxInsert {
+  eventId: string;
+  directoryId: string;
+  seq: number;
+  mode: DeliveryMode;
+  jobId: number | null;
+}
+
+/** Advisory-lock classes (the second key is hashtext(directory id)). */
+const REALTIME_LOCK = 0x64_73_72_74; // 'dsrt'
+const BATCH_LOCK = 0x64_73_62_74; // 'dsbt'
+
+export async function insertOutbox(db: Executor, rows: OutboxInsert[]): Promise<void> {
+  if (!rows.length) return;
+  await db
+    .insertInto('dsync_webhook_outbox')
+    .values(
+      rows.map((r) => ({
+        event_id: r.eventId,
+        directory_id: r.directoryId,
+        seq: r.seq,
+        mode: r.mode,
+        job_id: r.jobId,
+      })),
+    )
+    .execute();
+}
+
+/** Serialises the realtime claim step of one directory until the transaction ends. */
+export async function lockRealtime(db: Executor, directoryId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${REALTIME_LOCK}::int, hashtext(${directoryId}))`.execute(db);
+}
+
+/** Takes the batch lock of a directory for the transaction; false when another processor has it. */
+export async function tryLockBatch(db: Executor, directoryId: string): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`
+    select pg_try_advisory_xact_lock(${BATCH_LOCK}::int, hashtext(${directoryId})) as ok`.execute(db);
+  return rows[0]?.ok === true;
+}
+
+export async function ownsRealtime(db: Executor, directoryId: string, jobId: number): Promise<boolean> {
+  const r = await db
+    .selectFrom('dsync_webhook_outbox')
+    .select('event_id')
+    .where('directory_id', '=', directoryId)
+    .where('mode', '=', 'realtime')
+    .where('job_id', '=', jobId)
+    .limit(1)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** The earliest undelivered realtime event of a directory and the job responsible for it. */
+export async function realtimeHead(
+  db: Executor,
+  directoryId: string,
+): Promise<{ eventId: string; seq: number; jobId: number | null } | undefined> {
+  const r = await db
+    .selectFrom('dsync_webhook_outbox')
+    .select(['event_id', 'seq', 'job_id'])
+    .where('directory_id', '=', directoryId)
+    .where('mode', '=', 'realtime')
+    .orderBy('seq')
+    .limit(1)
+    .executeTakeFirst();
+  return r && { eventId: r.event_id, seq: Number(r.seq), jobId: r.job_id === null ? null : Number(r.job_id) };
+}
+
+/** Hands rows to job `to`: those of job `from`, or every realtime row of the directory. */
+export async function reassignRealtime(
+  db: Executor,
+  directoryId: string,
+  from: number | 'all',
+  to: number,
+): Promise<number> {
+  let q = db
+    .updateTable('dsync_webhook_outbox')
+    .set({ job_id: to })
+    .where('directory_id', '=', directoryId)
+    .where('mode', '=', 'realtime');
+  if (from !== 'all') q = q.where('job_id', '=', from);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export type QueuedEvent = EventRow & { jobId: number | null };
+
+const queuedColumns = [
+  'e.id',
+  'e.directory_id',
+  'e.seq',
+  'e.event',
+  'e.payload',
+  'e.created_at',
+  'o.job_id',
+  'o.created_at as queued_at',
+] as const;
+
+type QueuedRow = {
+  id: string;
+  directory_id: string;
+  seq: number;
+  event: string;
+  payload: unknown;
+  created_at: Date;
+  job_id: number | null;
+  queued_at: Date;
+};
+
+const toQueued = (r: QueuedRow): QueuedEvent & { queuedAt: Date } => ({
+  id: r.id,
+  directoryId: r.directory_id,
+  seq: Number(r.seq),
+  event: r.event,
+  payload: r.payload as DirectorySyncEvent,
+  createdAt: r.created_at,
+  jobId: r.job_id === null ? null : Number(r.job_id),
+  queuedAt: r.queued_at,
+});
+
+/** The undelivered events of one mode of a directory (optionally only a job's), oldest first. */
+export async function queuedEvents(
+  db: Executor,
+  directoryId: string,
+  mode: DeliveryMode,
+  limit: number,
+  jobId?: number,
+): Promise<QueuedEvent[]> {
+  let q = db
+    .selectFrom('dsync_webhook_outbox as o')
+    .innerJoin('dsync_events as e', 'e.id', 'o.event_id')
+    .select(queuedColumns)
+    .where('o.directory_id', '=', directoryId)
+    .where('o.mode', '=', mode);
+  if (jobId !== undefined) q = q.where('o.job_id', '=', jobId);
+  const rows = await q.orderBy('o.seq').limit(limit).execute();
+  return rows.map((r) => toQueued(r as QueuedRow));
+}
+
+/** Batch mode's queue across directories, oldest first (Jackson's `fetchNextBatch`). */
+export async function batchQueue(
+  db: Executor,
+  offset: number,
+  limit: number,
+): Promise<Array<QueuedEvent & { queuedAt: Date; attempts: number }>> {
+  const rows = await db
+    .selectFrom('dsync_webhook_outbox as o')
+    .innerJoin('dsync_events as e', 'e.id', 'o.event_id')
+    .leftJoin('dsync_webhook_backoff as b', 'b.directory_id', 'o.directory_id')
+    .select([...queuedColumns, 'b.attempts'])
+    .where('o.mode', '=', 'batch')
+    .orderBy('o.created_at')
+    .orderBy('o.directory_id')
+    .orderBy('o.seq')
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...toQueued(r as QueuedRow), attempts: r.attempts ?? 0 }));
+}
+
+/** Removes delivered events from the outbox and stamps them delivered. */
+export async function markDelivered(db: Executor, eventIds: string[], at: Date): Promise<void> {
+  if (!eventIds.length) return;
+  await db.deleteFrom('dsync_webhook_outbox').where('event_id', 'in', eventIds).execute();
+  await db.updateTable('dsync_events').set({ delivered_at: at }).where('id', 'in', eventIds).execute();
+}
+
+/** Drops a directory's undelivered events of one mode (optionally only a job's). */
+export async function dropQueued(db: Executor, directoryId: string, mode: DeliveryMode, jobId?: number) {
+  let q = db.deleteFrom('dsync_webhook_outbox').where('directory_id', '=', directoryId).where('mode', '=', mode);
+  if (jobId !== undefined) q = q.where('job_id', '=', jobId);
+  const r = await q.executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Realtime rows by responsible job: (directory, job) pairs, for finding rows whose job is gone. */
+export async function realtimeOwners(db: Executor, limit = 1000): Promise<Array<{ directoryId: string; jobId: number }>> {
+  const rows = await db
+    .selectFrom('dsync_webhook_outbox')
+    .select(['directory_id', 'job_id'])
+    .where('mode', '=', 'realtime')
+    .where('job_id', 'is not', null)
+    .groupBy(['directory_id', 'job_id'])
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ directoryId: r.directory_id, jobId: Number(r.job_id) }));
+}
+
+/** Directories with realtime rows that no job carries (job_id null). */
+export async function unownedRealtime(db: Executor, limit = 1000): Promise<string[]> {
+  const rows = await db
+    .selectFrom('dsync_webhook_outbox')
+    .select('directory_id')
+    .where('mode', '=', 'realtime')
+    .where('job_id', 'is', null)
+    .groupBy('directory_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.directory_id);
+}
+
+export async function setRealtimeJob(db: Executor, directoryId: string, jobIds: number[] | null, to: number) {
+  let q = db
+    .updateTable('dsync_webhook_outbox')
+    .set({ job_id: to })
+    .where('directory_id', '=', directoryId)
+    .where('mode', '=', 'realtime');
+  q = jobIds === null ? q.where('job_id', 'is', null) : q.where('job_id', 'in', jobIds);
+  await q.execute();
+}
+
+// --- batch mode ---------------------------------------------------------------------------------
+
+/** Directories with queued batch events whose backoff (if any) has passed, oldest first. */
+export async function dueBatchDirectories(
+  db: Executor,
+  now: Date,
+  limit: number,
+  exclude: readonly string[] = [],
+): Promise<string[]> {
+  let q = db.selectFrom('dsync_directories as d').select('d.id');
+  if (exclude.length) q = q.where('d.id', 'not in', [...exclude]);
+  const rows = await q
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('dsync_webhook_outbox as o')
+          .select('o.event_id')
+          .whereRef('o.directory_id', '=', 'd.id')
+          .where('o.mode', '=', 'batch'),
+      ),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('dsync_webhook_backoff as b')
+            .select('b.directory_id')
+            .whereRef('b.directory_id', '=', 'd.id')
+            .where('b.next_attempt_at', '>', now),
+        ),
+      ),
+    )
+    .orderBy('d.created_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** The state of batch mode's queue: how many events wait, and when the earliest backoff ends. */
+export async function batchState(db: Executor): Promise<{ queued: number; earliestRetry: Date | undefined }> {
+  const { rows } = await sql<{ queued: number; earliest: Date | null }>`
+    select (select count(*)::int from dsync_webhook_outbox where mode = 'batch') as queued,
+           (select min(b.next_attempt_at) from dsync_webhook_backoff b
+             where exists (select 1 from dsync_webhook_outbox o where o.directory_id = b.directory_id and o.mode = 'batch')
+           ) as earliest`.execute(db);
+  return { queued: rows[0]?.queued ?? 0, earliestRetry: rows[0]?.earliest ?? undefined };
+}
+
+export interface Backoff {
+  attempts: number;
+  nextAttemptAt: Date;
+  lastError: string;
+}
+
+export async function getBackoff(db: Executor, directoryId: string): Promise<Backoff | undefined> {
+  const r = await db
+    .selectFrom('dsync_webhook_backoff')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .executeTakeFirst();
+  return r && { attempts: r.attempts, nextAttemptAt: r.next_attempt_at, lastError: r.last_error };
+}
+
+export async function setBackoff(db: Executor, directoryId: string, b: Backoff, now: Date): Promise<void> {
+  await db
+    .insertInto('dsync_webhook_backoff')
+    .values({
+      directory_id: directoryId,
+      attempts: b.attempts,
+      next_attempt_at: b.nextAttemptAt,
+      last_error: b.lastError,
+      updated_at: now,
+    })
+    .onConflict((oc) =>
+      oc.column('directory_id').doUpdateSet({
+        attempts: b.attempts,
+        next_attempt_at: b.nextAttemptAt,
+        last_error: b.lastError,
+        updated_at: now,
+      }),
+    )
+    .execute();
+}
+
+/** Ends backoff (after a successful batch, or an operator's retry); all directories when none given. */
+export async function clearBackoff(db: Executor, directoryId?: string): Promise<number> {
+  let q = db.deleteFrom('dsync_webhook_backoff');
+  if (directoryId) q = q.where('directory_id', '=', directoryId);
+  const r = await q.executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
