@@ -8,8 +8,9 @@
  *   - a job whose rows sit behind an earlier undelivered event whose job will still run hands its
  *     rows to that job and completes (that job delivers them, after its own, in order);
  *   - otherwise the job takes every undelivered event of the directory and POSTs them one by one
- *     in `seq` order. A failure throws: graphile-worker retries the job with backoff, and the job
- *     keeps its rows. A job out of attempts stays failed with its rows; `jobs retry` (or the next
+ *     in `seq` order. A failure before any success throws: graphile-worker retries the job with
+ *     backoff, and the job keeps its rows (a failure after some successes hands the rest to a
+ *     fresh job instead, so progress never uses up attempts). A job out of attempts stays failed with its rows; `jobs retry` (or the next
  *     event of the directory, whose job then takes over) delivers them later, still in order.
  *
  * A delivered event's row is deleted in the same statement batch that stamps `delivered_at`, so
@@ -105,7 +106,12 @@ export function createDeliveryService(o: DeliveryOptions) {
       const a = await postWebhook(o.fetch, o.clock, target, body);
       if (directory.logWebhookEvents) await o.logs.record(o.db, directory.id, target.endpoint, body, a, job.attempt);
       if (!a.delivered) {
-        throw new DeliveryFailed(`webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`);
+        const message = `webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`;
+        if (!delivered) throw new DeliveryFailed(message);
+        // This run made progress: the rest goes to a fresh job, so a receiver that fails now and
+        // then never exhausts the attempts of a job that keeps delivering.
+        o.log.warn({ directoryId: directory.id, delivered, error: a.error }, 'webhook delivery interrupted');
+        return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id, job.id, row.id) };
       }
       await withTx(o.db, (trx) => outbox.markDelivered(trx, [row.id], a.completedAt));
       delivered++;
@@ -113,17 +119,21 @@ export function createDeliveryService(o: DeliveryOptions) {
     const next = rows[maxPerRun];
     if (!next) return { kind: 'delivered', events: delivered };
     // More than one run's worth: a new job (same queue, so it runs after this one) takes the rest.
-    const continuedBy = await withTx(o.db, async (trx) => {
+    return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id, job.id, next.id) };
+  }
+
+  /** Enqueues a new job for the directory and gives it this job's remaining rows. */
+  async function handOn(directoryId: string, jobId: number, eventId: string): Promise<number> {
+    return withTx(o.db, async (trx) => {
       const id = await enqueue(
         trx,
         DELIVER_TASK,
-        { directoryId: directory.id, eventId: next.id },
-        { queueName: deliveryQueue(directory.id), maxAttempts: o.maxAttempts },
+        { directoryId, eventId },
+        { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
       );
-      await outbox.reassignRealtime(trx, directory.id, job.id, id);
+      await outbox.reassignRealtime(trx, directoryId, jobId, id);
       return id;
     });
-    return { kind: 'delivered', events: delivered, continuedBy };
   }
 
   /**
