@@ -19,7 +19,8 @@ export interface ReceivedRequest {
   status?: number;
 }
 
-export type Responder = (r: ReceivedRequest, n: number) => number | 'hold';
+/** A status, `'hold'` (until `release()`), or a status sent after a delay. */
+export type Responder = (r: ReceivedRequest, n: number) => number | 'hold' | { status: number; delayMs: number };
 
 export interface Receiver {
   url: string;
@@ -80,7 +81,8 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       requests.push(rec);
       const what = r.respond(rec, requests.length);
       if (what === 'hold') holding.push({ res, rec });
-      else answer(res, rec, what);
+      else if (typeof what === 'number') answer(res, rec, what);
+      else setTimeout(() => answer(res, rec, what.status), what.delayMs);
     });
   });
   await new Promise<void>((res) => server.listen(0, '127.0.0.1', () => res()));
