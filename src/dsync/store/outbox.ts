@@ -169,11 +169,13 @@ export async function batchQueue(
   return rows.map((r) => ({ ...toQueued(r as QueuedRow), attempts: r.attempts ?? 0 }));
 }
 
-/** Removes delivered events from the outbox and stamps them delivered. */
+/** Removes delivered events from the outbox and stamps them delivered (one statement). */
 export async function markDelivered(db: Executor, eventIds: string[], at: Date): Promise<void> {
   if (!eventIds.length) return;
-  await db.deleteFrom('dsync_webhook_outbox').where('event_id', 'in', eventIds).execute();
-  await db.updateTable('dsync_events').set({ delivered_at: at }).where('id', 'in', eventIds).execute();
+  await sql`with gone as (
+      delete from dsync_webhook_outbox where event_id = any(${eventIds}::uuid[]) returning event_id
+    )
+    update dsync_events set delivered_at = ${at} where id in (select event_id from gone)`.execute(db);
 }
 
 /** Drops a directory's undelivered events of one mode (optionally only a job's). */
