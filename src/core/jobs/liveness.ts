@@ -103,7 +103,8 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
   return {
     register(poolId) {
       mine.add(poolId);
-      if (client) pending.push(hold(client, poolId).catch((e) => o.log.error({ err: e }, 'worker registration failed')));
+      if (client)
+        pending.push(hold(client, poolId).catch((e) => o.log.error({ err: e }, 'worker registration failed')));
     },
     async ready() {
       await Promise.all(pending);

@@ -102,7 +102,12 @@ export function createBatchService(o: BatchOptions) {
         return { outcome: 'sent', events: rows.length };
       }
       const next = new Date(a.completedAt.getTime() + backoffSeconds(attempt) * 1000);
-      await outbox.setBackoff(trx, directoryId, { attempts: attempt, nextAttemptAt: next, lastError: a.error ?? '' }, now);
+      await outbox.setBackoff(
+        trx,
+        directoryId,
+        { attempts: attempt, nextAttemptAt: next, lastError: a.error ?? '' },
+        now,
+      );
       o.log.warn(
         { directoryId, events: rows.length, attempt, status: a.status, error: a.error, retryAt: next.toISOString() },
         'webhook batch not delivered; it stays queued',

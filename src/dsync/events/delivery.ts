@@ -148,7 +148,8 @@ export function createDeliveryService(o: DeliveryOptions) {
     const owners = await outbox.realtimeOwners(o.db);
     const gone = new Set(await missingJobs(o.db, [...new Set(owners.map((x) => x.jobId))]));
     const byDirectory = new Map<string, number[] | null>();
-    for (const x of owners) if (gone.has(x.jobId)) byDirectory.set(x.directoryId, [...(byDirectory.get(x.directoryId) ?? []), x.jobId]);
+    for (const x of owners)
+      if (gone.has(x.jobId)) byDirectory.set(x.directoryId, [...(byDirectory.get(x.directoryId) ?? []), x.jobId]);
     for (const d of await outbox.unownedRealtime(o.db)) if (!byDirectory.has(d)) byDirectory.set(d, null);
     const created: number[] = [];
     for (const [directoryId, jobIds] of byDirectory) {

@@ -39,7 +39,12 @@ export function envelope(
  * The event as delivered: Jackson's object with its keys in Jackson's order, then gatehouse's
  * `id`, `seq` and `created_at` (see WebhookEvent).
  */
-export const wireEvent = (r: { id: string; seq: number; createdAt: Date; payload: DirectorySyncEvent }): WebhookEvent => ({
+export const wireEvent = (r: {
+  id: string;
+  seq: number;
+  createdAt: Date;
+  payload: DirectorySyncEvent;
+}): WebhookEvent => ({
   ...r.payload,
   id: r.id,
   seq: r.seq,

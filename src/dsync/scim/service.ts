@@ -12,13 +12,7 @@ import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, type EventBatch, eventBatch, persistEvents } from '../events/service.ts';
-import {
-  type Directory,
-  type DirectorySyncRequest,
-  isScimType,
-  PAGE_LIMIT,
-  type WebhookEvent,
-} from '../types.ts';
+import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
 import * as users from './users.ts';

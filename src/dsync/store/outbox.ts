@@ -187,7 +187,10 @@ export async function dropQueued(db: Executor, directoryId: string, mode: Delive
 }
 
 /** Realtime rows by responsible job: (directory, job) pairs, for finding rows whose job is gone. */
-export async function realtimeOwners(db: Executor, limit = 1000): Promise<Array<{ directoryId: string; jobId: number }>> {
+export async function realtimeOwners(
+  db: Executor,
+  limit = 1000,
+): Promise<Array<{ directoryId: string; jobId: number }>> {
   const rows = await db
     .selectFrom('dsync_webhook_outbox')
     .select(['directory_id', 'job_id'])

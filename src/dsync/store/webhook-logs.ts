@@ -89,7 +89,12 @@ export async function purgeLogs(db: Executor, before: Date, limit: number): Prom
   const r = await db
     .deleteFrom('dsync_webhook_logs')
     .where('id', 'in', (eb) =>
-      eb.selectFrom('dsync_webhook_logs').select('id').where('created_at', '<', before).orderBy('created_at').limit(limit),
+      eb
+        .selectFrom('dsync_webhook_logs')
+        .select('id')
+        .where('created_at', '<', before)
+        .orderBy('created_at')
+        .limit(limit),
     )
     .executeTakeFirst();
   return Number(r.numDeletedRows);

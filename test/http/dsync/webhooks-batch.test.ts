@@ -24,7 +24,8 @@ async function batchServer(overrides: Record<string, unknown>): Promise<{ s: Tes
 
 async function addUsers(s: TestServer, d: { id: string; scim: { secret: string; endpoint?: string } }, n: number) {
   const c = scimClient(s, d as never);
-  for (let i = 0; i < n; i++) expect((await c('POST', '/Users', scimUser(`${d.id.slice(0, 6)}-${i}`))).status).toBe(201);
+  for (let i = 0; i < n; i++)
+    expect((await c('POST', '/Users', scimUser(`${d.id.slice(0, 6)}-${i}`))).status).toBe(201);
 }
 
 /** The arrays a directory received, in arrival order. */
@@ -87,20 +88,37 @@ describe('batch size 3 (DSYNC_WEBHOOK_BATCH_SIZE)', () => {
       expect(verifySignature(r.headers['boxyhq-signature'], r.raw, SECRET)).toBe(true);
       expect(verifySignature(r.headers['ory-polis-signature'], r.raw, SECRET)).toBe(true);
       expect(r.raw).toBe(JSON.stringify(r.body));
-      for (const e of r.body) expect(Object.keys(e)).toEqual(['event', 'tenant', 'product', 'directory_id', 'data', 'id', 'seq', 'created_at']);
+      for (const e of r.body)
+        expect(Object.keys(e)).toEqual([
+          'event',
+          'tenant',
+          'product',
+          'directory_id',
+          'data',
+          'id',
+          'seq',
+          'created_at',
+        ]);
     }
     expect(rx.requests).toHaveLength(4);
     // x logs each POST with the array as payload; y (logging off) has none.
     const logs = (await v1(s)('GET', `/events?directoryId=${x.id}`)).body.data;
     expect(logs.map((l: { payload: unknown[] }) => l.payload.length).sort()).toEqual([1, 3, 3]);
-    expect(logs.every((l: { delivered: boolean; status_code: number }) => l.delivered && l.status_code === 200)).toBe(true);
+    expect(logs.every((l: { delivered: boolean; status_code: number }) => l.delivered && l.status_code === 200)).toBe(
+      true,
+    );
     expect((await v1(s)('GET', `/events?directoryId=${y.id}`)).body.data).toEqual([]);
   });
 
   it('counts a 204 as delivered: no resend loop', async () => {
     const r204 = await startReceiver(() => 204);
     try {
-      const d = await createDirectory(s, { tenant: 'b3', product: '204', webhook_url: r204.url, webhook_secret: SECRET });
+      const d = await createDirectory(s, {
+        tenant: 'b3',
+        product: '204',
+        webhook_url: r204.url,
+        webhook_secret: SECRET,
+      });
       await addUsers(s, d, 4);
       await processEvents(s);
       await eventually(async () => (await outboxCount(s, d.id)) === 0);
@@ -116,10 +134,18 @@ describe('batch size 3 (DSYNC_WEBHOOK_BATCH_SIZE)', () => {
     let down = true;
     const flaky = await startReceiver(() => (down ? 500 : 200));
     try {
-      const d = await createDirectory(s, { tenant: 'b3', product: 'fail', webhook_url: flaky.url, webhook_secret: SECRET });
+      const d = await createDirectory(s, {
+        tenant: 'b3',
+        product: 'fail',
+        webhook_url: flaky.url,
+        webhook_secret: SECRET,
+      });
       await addUsers(s, d, 5);
       await processEvents(s);
-      await eventually(async () => flaky.requests.length === 1 && (await jobsOf(s, 'dsync_process_events')).every((j) => j.locked_at === null));
+      await eventually(
+        async () =>
+          flaky.requests.length === 1 && (await jobsOf(s, 'dsync_process_events')).every((j) => j.locked_at === null),
+      );
       const { rows } = await sql<{ attempts: number; next_attempt_at: Date; last_error: string }>`
         select attempts, next_attempt_at, last_error from dsync_webhook_backoff where directory_id = ${d.id}`.execute(
         s.container.db,
@@ -133,7 +159,9 @@ describe('batch size 3 (DSYNC_WEBHOOK_BATCH_SIZE)', () => {
       );
       // Asking again while the directory backs off sends nothing.
       for (let i = 0; i < 3; i++) await processEvents(s);
-      await eventually(async () => (await jobsOf(s, 'dsync_process_events')).every((j) => j.locked_at === null && j.attempts === 0));
+      await eventually(async () =>
+        (await jobsOf(s, 'dsync_process_events')).every((j) => j.locked_at === null && j.attempts === 0),
+      );
       expect(flaky.requests).toHaveLength(1);
       // A run is scheduled for when the backoff ends.
       const scheduled = await sql<{ run_at: Date }>`select run_at from graphile_worker.jobs
@@ -150,7 +178,9 @@ describe('batch size 3 (DSYNC_WEBHOOK_BATCH_SIZE)', () => {
       const delivered = arraysFor(flaky, d.id).flat();
       expect(delivered.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
       expect(new Set(delivered.map((e) => e.id)).size).toBe(5);
-      expect((await sql`select 1 from dsync_webhook_backoff where directory_id = ${d.id}`.execute(s.container.db)).rows).toEqual([]);
+      expect(
+        (await sql`select 1 from dsync_webhook_backoff where directory_id = ${d.id}`.execute(s.container.db)).rows,
+      ).toEqual([]);
     } finally {
       await flaky.close();
     }
@@ -253,8 +283,10 @@ describe('DSYNC_WEBHOOK_BATCH_CRON_INTERVAL', () => {
     const started = Date.now();
     await addUsers(s, d, 3);
     // The first queued event armed the timer: a run one interval (1 s) later.
-    const [armed] = (await sql<{ run_at: Date }>`select run_at from graphile_worker.jobs
-      where task_identifier = 'dsync_process_events'`.execute(s.container.db)).rows;
+    const [armed] = (
+      await sql<{ run_at: Date }>`select run_at from graphile_worker.jobs
+      where task_identifier = 'dsync_process_events'`.execute(s.container.db)
+    ).rows;
     expect(armed?.run_at.getTime()).toBeGreaterThan(started + 500);
     await eventually(async () => (await outboxCount(s, d.id)) === 0, 10_000);
     expect(arraysFor(rx, d.id).map((a) => a.length)).toEqual([3]);

@@ -44,7 +44,12 @@ describe('retries', () => {
     let down = true;
     const rx = await startReceiver((_r, n) => (down && n <= 3 ? 500 : 200));
     try {
-      const d = await createDirectory(s, { tenant: 'flaky', product: 'p', webhook_url: rx.url, webhook_secret: SECRET });
+      const d = await createDirectory(s, {
+        tenant: 'flaky',
+        product: 'p',
+        webhook_url: rx.url,
+        webhook_secret: SECRET,
+      });
       const c = scimClient(s, d);
       for (let i = 0; i < 12; i++) expect((await c('POST', '/Users', scimUser(`f${i}`))).status).toBe(201);
       // Fails for a while: several attempts, all refused, with backoff between them.
@@ -115,8 +120,18 @@ describe('retries', () => {
     let down = true;
     const rx = await startReceiver(() => (down ? 500 : 200));
     try {
-      const a = await createDirectory(s, { tenant: 'apiretry', product: 'a', webhook_url: rx.url, webhook_secret: SECRET });
-      const b = await createDirectory(s, { tenant: 'apiretry', product: 'b', webhook_url: rx.url, webhook_secret: SECRET });
+      const a = await createDirectory(s, {
+        tenant: 'apiretry',
+        product: 'a',
+        webhook_url: rx.url,
+        webhook_secret: SECRET,
+      });
+      const b = await createDirectory(s, {
+        tenant: 'apiretry',
+        product: 'b',
+        webhook_url: rx.url,
+        webhook_secret: SECRET,
+      });
       await scimClient(s, a)('POST', '/Users', scimUser('ra'));
       await scimClient(s, b)('POST', '/Users', scimUser('rb'));
       await eventually(async () => {
@@ -146,7 +161,12 @@ describe('retries', () => {
     await runner.stop();
     const rx = await startReceiver();
     try {
-      const d = await createDirectory(s, { tenant: 'orphan', product: 'p', webhook_url: rx.url, webhook_secret: SECRET });
+      const d = await createDirectory(s, {
+        tenant: 'orphan',
+        product: 'p',
+        webhook_url: rx.url,
+        webhook_secret: SECRET,
+      });
       await scimClient(s, d)('POST', '/Users', scimUser('o1'));
       await sql`select graphile_worker.complete_jobs(array(select id from graphile_worker.jobs where queue_name = ${`dsync:${d.id}`}))`.execute(
         s.container.db,

@@ -35,8 +35,7 @@ afterAll(async () => {
 const api = () => v1(s);
 const bodiesFor = (directoryId: string) =>
   rx.requests.filter((r) => r.body?.directory_id === directoryId).map((r) => r.body as WebhookEvent);
-const deliveredFor = (directoryId: string) =>
-  rx.delivered().filter((r) => r.body?.directory_id === directoryId);
+const deliveredFor = (directoryId: string) => rx.delivered().filter((r) => r.body?.directory_id === directoryId);
 
 describe('real-time delivery', () => {
   it('signs every POST with both headers over the raw body, and sends Jackson’s event plus id, seq, created_at', async () => {
@@ -130,7 +129,12 @@ describe('real-time delivery', () => {
   it('answers the identity provider without waiting for the receiver', async () => {
     const slow = await startReceiver(() => 'hold');
     try {
-      const d = await createDirectory(s, { tenant: 'slow', product: 'p', webhook_url: slow.url, webhook_secret: SECRET });
+      const d = await createDirectory(s, {
+        tenant: 'slow',
+        product: 'p',
+        webhook_url: slow.url,
+        webhook_secret: SECRET,
+      });
       const c = scimClient(s, d);
       const started = Date.now();
       expect((await c('POST', '/Users', scimUser(3))).status).toBe(201);
@@ -152,7 +156,12 @@ describe('real-time delivery', () => {
   it('counts any 2xx as delivered: a 204 is not sent again', async () => {
     const r204 = await startReceiver(() => 204);
     try {
-      const d = await createDirectory(s, { tenant: 'r204', product: 'p', webhook_url: r204.url, webhook_secret: SECRET });
+      const d = await createDirectory(s, {
+        tenant: 'r204',
+        product: 'p',
+        webhook_url: r204.url,
+        webhook_secret: SECRET,
+      });
       const c = scimClient(s, d);
       for (let i = 0; i < 3; i++) await c('POST', '/Users', scimUser(`204-${i}`));
       await eventually(async () => r204.delivered().length === 3 && (await outboxCount(s, d.id)) === 0);
@@ -208,7 +217,9 @@ describe('drops at delivery time', () => {
     await api()('DELETE', `/${b.id}`);
     expect(await outboxCount(s, b.id)).toBe(0); // went with the directory
     runner = await s.startWorker({ concurrency: 4 });
-    await eventually(async () => (await outboxCount(s, a.id)) === 0 && (await jobsOf(s, 'webhook_deliver')).length === 0);
+    await eventually(
+      async () => (await outboxCount(s, a.id)) === 0 && (await jobsOf(s, 'webhook_deliver')).length === 0,
+    );
     expect(bodiesFor(a.id)).toEqual([]);
     expect(bodiesFor(b.id)).toEqual([]);
     const dropped = logs.entries().find((e) => e.msg === 'webhook events dropped' && e.directoryId === a.id);
@@ -232,7 +243,12 @@ describe('webhook logs', () => {
         webhook_secret: SECRET,
         log_webhook_events: true,
       });
-      const off = await createDirectory(s, { tenant: 'logs', product: 'p', webhook_url: rx.url, webhook_secret: SECRET });
+      const off = await createDirectory(s, {
+        tenant: 'logs',
+        product: 'p',
+        webhook_url: rx.url,
+        webhook_secret: SECRET,
+      });
       await scimClient(s, on)('POST', '/Users', scimUser(10));
       await scimClient(s, off)('POST', '/Users', scimUser(11));
       await eventually(async () => {
