@@ -64,14 +64,16 @@ export function createDeliveryService(o: DeliveryOptions) {
   const maxPerRun = o.maxPerRun ?? 100;
 
   /** Decides, under the directory's realtime lock, whether this job delivers, hands over or has nothing. */
-  async function claim(directoryId: string, jobId: number) {
-    // Rows only ever move to a job while that job runs (or when it is enqueued), so a job that
-    // owns nothing now never will: the common case of a job whose events an earlier job already
-    // delivered costs one query.
-    if (!(await outbox.ownsRealtime(o.db, directoryId, jobId))) return { kind: 'nothing' as const };
+  async function claim(directoryId: string, jobId: number, eventId: string) {
+    // While a job runs no other job of its directory runs (one named queue), and rows move only
+    // to the running job, to a waiting head job or to a new job: a job that owns nothing when it
+    // starts never will. So the common case (an earlier job already delivered this job's event)
+    // costs one query.
+    const state = await outbox.realtimeJobState(o.db, directoryId, jobId, eventId);
+    if (!state.owns) return { kind: 'nothing' as const, eventExists: state.eventExists };
     return withTx(o.db, async (trx) => {
       await outbox.lockRealtime(trx, directoryId);
-      if (!(await outbox.ownsRealtime(trx, directoryId, jobId))) return { kind: 'nothing' as const };
+      if (!(await outbox.ownsRealtime(trx, directoryId, jobId))) return { kind: 'nothing' as const, eventExists: true };
       const head = await outbox.realtimeHead(trx, directoryId);
       if (head?.jobId != null && head.jobId !== jobId && (await isJobPending(trx, head.jobId))) {
         const events = await outbox.reassignRealtime(trx, directoryId, jobId, head.jobId);
@@ -83,8 +85,13 @@ export function createDeliveryService(o: DeliveryOptions) {
   }
 
   async function deliver(p: { directoryId: string; eventId: string }, job: DeliverJob): Promise<DeliverOutcome> {
-    const c = await claim(p.directoryId, job.id);
-    if (c.kind === 'nothing') return c;
+    const c = await claim(p.directoryId, job.id, p.eventId);
+    if (c.kind === 'nothing') {
+      // The event is gone only with its directory (its undelivered events went with it).
+      if (!c.eventExists)
+        o.log.info({ directoryId: p.directoryId, reason: 'directory deleted' }, 'webhook events dropped');
+      return { kind: 'nothing' };
+    }
     if (c.kind === 'handed') {
       o.log.debug({ directoryId: p.directoryId, job: job.id, to: c.to }, 'webhook events handed to an earlier job');
       return c;

@@ -49,6 +49,20 @@ export async function tryLockBatch(db: Executor, directoryId: string): Promise<b
   return rows[0]?.ok === true;
 }
 
+/** Whether a job has realtime rows, and whether its event still exists (gone only with its directory). */
+export async function realtimeJobState(
+  db: Executor,
+  directoryId: string,
+  jobId: number,
+  eventId: string,
+): Promise<{ owns: boolean; eventExists: boolean }> {
+  const { rows } = await sql<{ owns: boolean; event_exists: boolean }>`
+    select exists (select 1 from dsync_webhook_outbox
+                   where directory_id = ${directoryId} and mode = 'realtime' and job_id = ${jobId}) as owns,
+           exists (select 1 from dsync_events where id = ${eventId}) as event_exists`.execute(db);
+  return { owns: rows[0]?.owns === true, eventExists: rows[0]?.event_exists === true };
+}
+
 export async function ownsRealtime(db: Executor, directoryId: string, jobId: number): Promise<boolean> {
   const r = await db
     .selectFrom('dsync_webhook_outbox')

@@ -224,6 +224,8 @@ describe('drops at delivery time', () => {
     expect(bodiesFor(b.id)).toEqual([]);
     const dropped = logs.entries().find((e) => e.msg === 'webhook events dropped' && e.directoryId === a.id);
     expect(dropped).toMatchObject({ level: 30, events: 1, reason: 'directory deactivated' });
+    const gone = logs.entries().find((e) => e.msg === 'webhook events dropped' && e.directoryId === b.id);
+    expect(gone).toMatchObject({ level: 30, reason: 'directory deleted' });
     // Reactivated: new events are delivered again.
     await api()('PATCH', `/${a.id}`, { deactivated: false });
     await scimClient(s, a)('POST', '/Users', scimUser(9));
