@@ -51,8 +51,25 @@ export interface ControllerOptions {
     dir?: string;
   };
   dsync?: {
-    /** Jackson's embedded mode: every event of `requests.handle` goes to this callback. */
+    /** Jackson's embedded mode: every event of `requests.handle` and `sync` goes to this callback. */
     callback?: EventCallback;
+    providers?: {
+      /**
+       * Jackson's Google OAuth client. The redirect URI is `externalUrl + callbackPath` and
+       * `google_authorization_url` is `externalUrl + authorizePath`. `authUrl`, `tokenUrl` and
+       * `apiUrl` (gatehouse's) point the calls elsewhere than Google (a proxy, a test double).
+       * There is no `cronInterval`: call `sync()` on your own schedule, or run `gatehouse worker`.
+       */
+      google?: {
+        clientId?: string;
+        clientSecret?: string;
+        authorizePath?: string;
+        callbackPath?: string;
+        authUrl?: string;
+        tokenUrl?: string;
+        apiUrl?: string;
+      };
+    };
   };
   /** Log level of the library's own logs (pino, to stderr). Default `warn`. */
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -62,6 +79,26 @@ export interface Controllers {
   directorySyncController: DirectorySyncController;
   /** Closes the database pool and stops an embedded PostgreSQL. */
   close(): Promise<void>;
+}
+
+type GoogleProviderOptions = NonNullable<NonNullable<ControllerOptions['dsync']>['providers']>['google'];
+
+function googleOverrides(g: GoogleProviderOptions): Record<string, string> {
+  const keys = {
+    clientId: 'client_id',
+    clientSecret: 'client_secret',
+    authorizePath: 'authorize_path',
+    callbackPath: 'callback_path',
+    authUrl: 'auth_url',
+    tokenUrl: 'token_url',
+    apiUrl: 'api_url',
+  } as const;
+  const out: Record<string, string> = {};
+  for (const [k, key] of Object.entries(keys)) {
+    const v = g?.[k as keyof typeof keys];
+    if (typeof v === 'string' && v !== '') out[`dsync.google.${key}`] = v;
+  }
+  return out;
 }
 
 export async function controllers(opts: ControllerOptions): Promise<Controllers> {
@@ -81,6 +118,7 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
       'secrets.system': key ? [key] : [],
       'dsync.external_url': opts.externalUrl,
       ...(opts.db?.dir ? { 'db.memory.dir': opts.db.dir } : {}),
+      ...googleOverrides(opts.dsync?.providers?.google),
     },
   });
   const log = createLogger({ level: opts.logLevel ?? 'warn', destination: process.stderr as never });

@@ -7,8 +7,12 @@
  *   call and change nothing shared (Jackson mutated singletons, a race between requests, Q13);
  *   the callback of `requests.handle` is per call too.
  * - `requests.handle` calls the callback with each event after the change has committed.
- * - `google`/`cloudDirectory` and `sync` belong to the cloud-directory issue (#9): until then they
- *   answer `{data: null, error: {message: 'not implemented', code: 501}}`.
+ * - `google` (also as the seed's `cloudDirectory`): the state of the authorization URL is signed;
+ *   `completeAuthorization({code, state})` is the callback step for embedding apps (it checks the
+ *   state, exchanges the code and stores the tokens). Jackson's `createOAuth2Client` (a
+ *   google-auth-library object) does not exist.
+ * - `sync(callback?)` syncs every Google directory now and resolves when done, with one result per
+ *   directory (`{directoryId, status, reason?, counts, durationMs}`).
  */
 import { scimErrorBody } from '../core/http/errors.ts';
 import { AppError, isAppError } from '../core/errors.ts';
@@ -33,11 +37,6 @@ async function envelope<T>(fn: () => Promise<T>): Promise<Envelope<T>> {
     return { data: null, error: jacksonError(e) };
   }
 }
-
-const notImplemented = async (): Promise<Envelope<never>> => ({
-  data: null,
-  error: { message: 'not implemented', code: 501 },
-});
 
 /** Jackson threw this when a store was used before `setTenantAndProduct`. */
 function bound(tenant: unknown, product: unknown): { tenant: string; product: string } {
@@ -103,9 +102,12 @@ export function createDirectorySyncController(s: DsyncServices, o: { log?: Logge
   }
 
   const google = {
-    generateAuthorizationUrl: notImplemented,
-    getAccessToken: notImplemented,
-    setToken: notImplemented,
+    generateAuthorizationUrl: (p: { directoryId: string }) => envelope(() => s.google.generateAuthorizationUrl(p)),
+    getAccessToken: (p: { directoryId: string; code: string }) => envelope(() => s.google.getAccessToken(p)),
+    setToken: (p: { directoryId: string; accessToken: string; refreshToken: string }) =>
+      envelope(() => s.google.setToken(p)),
+    completeAuthorization: (p: { code: string; state: string; error?: string }) =>
+      envelope(() => s.google.completeAuthorization(p)),
   };
 
   return {
@@ -125,10 +127,12 @@ export function createDirectorySyncController(s: DsyncServices, o: { log?: Logge
     webhookLogs: webhookLogsApi(s),
     requests: { handle },
     providers: () => ({ ...DIRECTORY_TYPES }),
-    // TODO(#9): cloud directory authorization and sync.
     google,
     cloudDirectory: google,
-    sync: notImplemented,
+    sync: (callback?: EventCallback) => {
+      const cb = callback ?? o.callback;
+      return envelope(() => s.google.syncAll(cb ? { callback: cb } : {}));
+    },
   };
 }
 

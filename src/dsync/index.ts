@@ -6,6 +6,7 @@
 import type Router from '@koa/router';
 import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { createGoogleService } from './cloud/google/service.ts';
 import { createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
 import { createWebhookLogsService } from './events/logs.ts';
@@ -22,13 +23,15 @@ export interface DsyncOptions {
 }
 
 export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
+  const externalUrl = core.config.dsync.external_url.replace(/\/$/, '');
+  const g = core.config.dsync.google;
   const directories = createDirectoriesService({
     db: core.db,
     clock: core.clock,
     ring: keyRing(core.config.secrets.system, 'dsync'),
-    externalUrl: core.config.dsync.external_url.replace(/\/$/, ''),
+    externalUrl,
     scimPath: (opts.scimPath ?? SCIM_PREFIX).replace(/\/$/, ''),
-    googleAuthorizePath: core.config.dsync.google.authorize_path,
+    googleAuthorizePath: g.authorize_path,
   });
   const resolveScope = directories.resolveScope;
   return {
@@ -37,6 +40,21 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     groups: createGroupsService({ db: core.db, resolveScope }),
     webhookLogs: createWebhookLogsService({ directories }),
     scim: createScimService({ db: core.db, directories }),
+    google: createGoogleService({
+      db: core.db,
+      clock: core.clock,
+      log: core.log,
+      directories,
+      fetch: core.fetch.dsync,
+      stateRing: keyRing(core.config.secrets.system, 'state'),
+      clientId: g.client_id,
+      clientSecret: g.client_secret,
+      authUrl: g.auth_url,
+      tokenUrl: g.token_url,
+      apiUrl: g.api_url,
+      redirectUri: `${externalUrl}${g.callback_path}`,
+      syncIntervalMs: g.sync_interval,
+    }),
   };
 }
 
@@ -55,7 +73,11 @@ export interface Dsync {
 export function createDsync(core: Core, opts: DsyncOptions = {}): Dsync {
   const services = createDsyncServices(core, opts);
   return {
-    publicRouter: publicRouter(services),
+    publicRouter: publicRouter(services, {
+      authorizePath: core.config.dsync.google.authorize_path,
+      callbackPath: core.config.dsync.google.callback_path,
+      secureCookies: core.config.serve.cookies.secure && !core.config.dev,
+    }),
     adminRouter: adminRouter(services, core.config.dsync.api_keys),
     errorFamilies: ERROR_FAMILIES,
     services,

@@ -9,6 +9,8 @@ import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
 import type { ErrorFamily } from '../core/errors.ts';
+import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
+import type { GoogleService } from './cloud/google/service.ts';
 import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncMessage } from './errors.ts';
@@ -29,6 +31,7 @@ export interface DsyncRouteServices {
   groups: GroupsService;
   webhookLogs: WebhookLogsService;
   scim: ScimService;
+  google: GoogleService;
 }
 
 /** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
@@ -48,13 +51,15 @@ export function apiKeyGuard(keys: readonly string[]) {
   };
 }
 
-export function publicRouter(s: DsyncRouteServices): Router {
+export function publicRouter(s: DsyncRouteServices, google: GoogleRouteOptions): Router {
   const r = new Router();
   r.use(async (ctx, next) => {
     ctx.state.errorFamily = 'scim';
     await next();
   });
   scimRoutes(r, s);
+  // The Google authorization routes set the `dsync` error family themselves.
+  googlePublicRoutes(r, s, google);
   return r;
 }
 
@@ -76,6 +81,7 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   userRoutes(r, s);
   groupRoutes(r, s);
   eventRoutes(r, s);
+  googleAdminRoutes(r, s);
   directoryByIdRoutes(r, s);
   return r;
 }

@@ -317,10 +317,17 @@ export const spec = {
         'Path (on `dsync.external_url`) that starts the Google authorization.',
       ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
-      auth_url: url('Google authorization endpoint.', 'https://accounts.google.com/o/oauth2/v2/auth'),
+      auth_url: url(
+        'Google authorization endpoint (point it elsewhere for a test double or an air-gapped proxy).',
+        'https://accounts.google.com/o/oauth2/v2/auth',
+      ),
       token_url: url('Google token endpoint.', 'https://oauth2.googleapis.com/token'),
-      api_url: url('Google Admin SDK base URL.', 'https://admin.googleapis.com'),
-      sync_interval: dur('2h', 'How often cloud directories are synced (the crontab schedules the sweep).'),
+      api_url: url('Base URL of the Google Admin SDK (Directory API).', 'https://admin.googleapis.com'),
+      sync_interval: secs(
+        '2h',
+        'How often each Google directory is synced: the crontab sweep (every 10 minutes) enqueues the directories whose last run started longer ago (seconds or a duration; 0: only on demand).',
+        { aliases: ['DSYNC_GOOGLE_CRON_INTERVAL'] },
+      ),
     },
   },
 } satisfies { [key: string]: SpecNode };

@@ -100,6 +100,8 @@ export interface DsyncDirectoriesTable {
   google_access_token: Generated<string>;
   google_refresh_token: Generated<string>;
   event_seq: Generated<number>;
+  google_domain: Generated<string>;
+  google_access_token_expires_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -145,6 +147,18 @@ export interface DsyncEventsTable {
   created_at: Generated<Date>;
 }
 
+/** One row per cloud-synced directory (sql/0170): the lease of the run in progress and the last outcome. */
+export interface DsyncCloudSyncsTable {
+  directory_id: string;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  status: 'running' | 'completed' | 'failed' | 'stopped';
+  started_at: Date;
+  finished_at: Date | null;
+  error: Generated<string>;
+  stats: Json<Record<string, unknown>> | null;
+}
+
 export interface Database {
   networks: NetworksTable;
   jwk_keys: JwkKeysTable;
@@ -155,6 +169,7 @@ export interface Database {
   dsync_groups: DsyncGroupsTable;
   dsync_group_members: DsyncGroupMembersTable;
   dsync_events: DsyncEventsTable;
+  dsync_cloud_syncs: DsyncCloudSyncsTable;
 }
 
 /** Column lists per table, compared with information_schema in a test so this file cannot drift. */
@@ -231,6 +246,8 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'event_seq',
     'created_at',
     'updated_at',
+    'google_domain',
+    'google_access_token_expires_at',
   ],
   dsync_users: [
     'directory_id',
@@ -249,4 +266,14 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   dsync_groups: ['directory_id', 'id', 'name', 'external_id', 'raw', 'created_at', 'updated_at'],
   dsync_group_members: ['directory_id', 'group_id', 'user_id', 'created_at'],
   dsync_events: ['id', 'directory_id', 'seq', 'event', 'payload', 'created_at'],
+  dsync_cloud_syncs: [
+    'directory_id',
+    'lease_owner',
+    'lease_until',
+    'status',
+    'started_at',
+    'finished_at',
+    'error',
+    'stats',
+  ],
 };
