@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';
+import { registerDsync } from './dsync.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerJwks(program);
   registerClients(program);
+  registerDsync(program);
   return program;
 }
 

@@ -340,3 +340,50 @@ describe('getAccessToken and setToken', () => {
     }
   });
 });
+
+describe('the library: controllers({dsync: {providers: {google}}})', () => {
+  it('takes Jackson’s Google options and completes an authorization with completeAuthorization', async () => {
+    const { controllers } = await import('../../../src/index.ts');
+    const lib = await controllers({
+      externalUrl: 'https://my-cool-app.com',
+      db: { engine: 'sql', url: s.database.url, encryptionKey: TEST_SECRET },
+      dsync: {
+        providers: {
+          google: {
+            clientId: fake.clientId,
+            clientSecret: fake.clientSecret,
+            authorizePath: '/GOOGLE_AUTHORIZE_PATH',
+            callbackPath: '/GOOGLE_CALLBACK_PATH',
+            authUrl: fake.authUrl,
+            tokenUrl: fake.tokenUrl,
+            apiUrl: fake.apiUrl,
+          },
+        },
+      },
+    });
+    try {
+      const dsync = lib.directorySyncController;
+      const d = (await dsync.directories.create({ tenant: 'lib', product: 'p', type: 'google' })).data;
+      expect(d?.google_authorization_url).toBe('https://my-cool-app.com/GOOGLE_AUTHORIZE_PATH');
+      const { data } = await dsync.google.generateAuthorizationUrl({ directoryId: d?.id as string });
+      const u = new URL(data?.authorizationUrl as string);
+      expect(u.searchParams.get('redirect_uri')).toBe('https://my-cool-app.com/GOOGLE_CALLBACK_PATH');
+      // The embedding app's callback route receives code and state and hands them over.
+      const consent = await get(u.toString());
+      const back = new URL(consent.headers.get('location') as string);
+      const done = await dsync.google.completeAuthorization({
+        code: back.searchParams.get('code') as string,
+        state: back.searchParams.get('state') as string,
+      });
+      expect(done.error).toBeNull();
+      expect(done.data?.google_access_token).toBe(fake.accessTokens.at(-1));
+      const forged = await dsync.google.completeAuthorization({
+        code: 'x',
+        state: JSON.stringify({ directoryId: d?.id }),
+      });
+      expect(forged.error?.code).toBe(400);
+    } finally {
+      await lib.close();
+    }
+  });
+});

@@ -28,7 +28,7 @@ import { listGroupIds } from '../../store/groups.ts';
 import { listUserIds } from '../../store/users.ts';
 import type { Directory, DirectorySyncEvent, DsyncGroup, DsyncUser, EventCallback } from '../../types.ts';
 import type { TokenSource } from './auth.ts';
-import { type GoogleClient, googleError, isGoogleError, type ListKind, type ListPage } from './client.ts';
+import { type GoogleClient, googleError, isGoogleError, type ListKind, type ListPage, PAGE_SIZE } from './client.ts';
 import { mainDomain, toGroup, toUser, unstorable } from './mapping.ts';
 import type { GoogleGroup, GoogleUser } from './schemas.ts';
 import * as writes from './writes.ts';
@@ -41,7 +41,8 @@ export interface SyncCounts {
   pages: number;
   users: { created: number; updated: number; deleted: number; skipped: number };
   groups: { created: number; updated: number; deleted: number; skipped: number };
-  memberships: { added: number; removed: number; ignored: number };
+  /** `notUsers`: nested groups and CUSTOMER members; `unknownUsers`: USER members that are no user of the directory */
+  memberships: { added: number; removed: number; notUsers: number; unknownUsers: number };
   events: number;
 }
 
@@ -52,7 +53,7 @@ export interface SyncProgress {
   phase: SyncPhase;
   /** objects of this phase received so far (members: groups done) */
   done: number;
-  /** known total of this phase, or a lower bound while more pages follow */
+  /** known total of this phase; while more pages follow, what is known plus one page */
   total: number;
   counts: SyncCounts;
 }
@@ -99,7 +100,7 @@ export const emptyCounts = (): SyncCounts => ({
   pages: 0,
   users: { created: 0, updated: 0, deleted: 0, skipped: 0 },
   groups: { created: 0, updated: 0, deleted: 0, skipped: 0 },
-  memberships: { added: 0, removed: 0, ignored: 0 },
+  memberships: { added: 0, removed: 0, notUsers: 0, unknownUsers: 0 },
   events: 0,
 });
 
@@ -255,7 +256,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         addUserWrites(run, r);
         deferred.push(...r.deferred);
       }
-      progress(run, 'users', seen.size, seen.size + (page.nextPageToken ? 1 : 0));
+      progress(run, 'users', seen.size, seen.size + (page.nextPageToken ? PAGE_SIZE : 0));
       await renew(run);
     }
     await deleteMissing(run, 'users', seen);
@@ -292,7 +293,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         run.counts.groups.created += r.created;
         run.counts.groups.updated += r.updated;
       }
-      progress(run, 'groups', seen.size, seen.size + (page.nextPageToken ? 1 : 0));
+      progress(run, 'groups', seen.size, seen.size + (page.nextPageToken ? PAGE_SIZE : 0));
       await renew(run);
     }
     await deleteMissing(run, 'groups', seen);
@@ -307,7 +308,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     try {
       for await (const page of list(run, 'members', groupId))
         for (const m of page.items) {
-          if (m.type !== 'USER') run.counts.memberships.ignored++;
+          if (m.type !== 'USER') run.counts.memberships.notUsers++;
           else if (!seen.has(m.id)) {
             seen.add(m.id);
             ids.push(m.id);
@@ -336,7 +337,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         for (const chunk of chunks(wanted.filter((x) => !has.has(x)))) {
           const n = await commit(run, (trx, b) => writes.addMembers(trx, id, b, groupId, chunk));
           run.counts.memberships.added += n;
-          run.counts.memberships.ignored += chunk.length - n;
+          run.counts.memberships.unknownUsers += chunk.length - n;
         }
       }
       progress(run, 'members', i + 1, groupIds.length);
