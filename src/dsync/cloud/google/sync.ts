@@ -17,46 +17,33 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../core/clock.ts';
-import { type Db, type Executor, withTx } from '../../../core/db/tx.ts';
+import type { Db } from '../../../core/db/tx.ts';
 import { isAppError } from '../../../core/errors.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
-import { type EventBatch, eventBatch, persistEvents } from '../../events/service.ts';
-import { claimLease, releaseLease, renewLease } from '../../store/cloud-syncs.ts';
+import { claimLease } from '../../store/cloud-syncs.ts';
 import { listMemberIds } from '../../store/members.ts';
-import { listGroupIds } from '../../store/groups.ts';
-import { listUserIds } from '../../store/users.ts';
-import type { Directory, DirectorySyncEvent, DsyncGroup, DsyncUser, EventCallback } from '../../types.ts';
+import type { Directory, DsyncGroup, DsyncUser } from '../../types.ts';
 import type { TokenSource } from './auth.ts';
-import { type GoogleClient, googleError, isGoogleError, type ListKind, type ListPage, PAGE_SIZE } from './client.ts';
+import { type GoogleClient, isGoogleError, PAGE_SIZE } from './client.ts';
 import { mainDomain, toGroup, toUser, unstorable } from './mapping.ts';
+import {
+  chunks,
+  emptyCounts,
+  leaseEnd,
+  openRun,
+  type Run,
+  type SyncCounts,
+  type SyncOptions,
+  SyncStop,
+} from './run.ts';
 import type { GoogleGroup, GoogleUser } from './schemas.ts';
 import * as writes from './writes.ts';
 
-const LEASE_MS = 10 * 60_000;
-const CHUNK = 500;
+export type { SyncCounts, SyncOptions, SyncProgress } from './run.ts';
+export { emptyCounts } from './run.ts';
+
 const DEFERRED_ROUNDS = 5;
-
-export interface SyncCounts {
-  pages: number;
-  users: { created: number; updated: number; deleted: number; skipped: number };
-  groups: { created: number; updated: number; deleted: number; skipped: number };
-  /** `notUsers`: nested groups and CUSTOMER members; `unknownUsers`: USER members that are no user of the directory */
-  memberships: { added: number; removed: number; notUsers: number; unknownUsers: number };
-  events: number;
-}
-
-export type SyncPhase = 'users' | 'groups' | 'members';
-
-export interface SyncProgress {
-  directoryId: string;
-  phase: SyncPhase;
-  /** objects of this phase received so far (members: groups done) */
-  done: number;
-  /** known total of this phase; while more pages follow, what is known plus one page */
-  total: number;
-  counts: SyncCounts;
-}
 
 export interface SyncResult {
   directoryId: string;
@@ -65,12 +52,6 @@ export interface SyncResult {
   reason?: string;
   counts: SyncCounts;
   durationMs: number;
-}
-
-export interface SyncOptions {
-  /** Called with each event after its transaction committed (Jackson's `sync(callback)`). */
-  callback?: EventCallback;
-  onProgress?: (p: SyncProgress) => void;
 }
 
 export interface GoogleSyncDeps {
@@ -84,119 +65,9 @@ export interface GoogleSyncDeps {
   progressLogMs?: number;
 }
 
-/** The run ends early without being a failure: the directory was deleted or deactivated, the lease was lost. */
-class SyncStop extends Error {}
-
-interface Run {
-  directory: Directory;
-  owner: string;
-  tokens: TokenSource;
-  opts: SyncOptions;
-  counts: SyncCounts;
-  lastLog: number;
-}
-
-export const emptyCounts = (): SyncCounts => ({
-  pages: 0,
-  users: { created: 0, updated: 0, deleted: 0, skipped: 0 },
-  groups: { created: 0, updated: 0, deleted: 0, skipped: 0 },
-  memberships: { added: 0, removed: 0, notUsers: 0, unknownUsers: 0 },
-  events: 0,
-});
-
-function chunks<T>(items: T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 export function createGoogleSync(o: GoogleSyncDeps) {
   const log = o.log.child({ component: 'dsync.google' });
-  const progressLogMs = o.progressLogMs ?? 10_000;
-  const leaseEnd = () => new Date(o.clock.now().getTime() + LEASE_MS);
-
-  /** One transaction of the run: lock the directory, write, persist the events; then the callback. */
-  async function commit<T>(run: Run, fn: (trx: Executor, batch: EventBatch) => Promise<T>): Promise<T> {
-    const r = await withTx(o.db, async (trx) => {
-      const d = await o.directories.lock(trx, run.directory.id);
-      if (!d) throw new SyncStop('the directory was deleted during the sync');
-      if (d.deactivated) throw new SyncStop('the directory was deactivated during the sync');
-      const batch = eventBatch(d);
-      const value = await fn(trx, batch);
-      await persistEvents(trx, batch);
-      return { value, events: batch.events };
-    });
-    run.counts.events += r.events.length;
-    for (const e of r.events) await emit(run, e);
-    return r.value;
-  }
-
-  async function emit(run: Run, e: DirectorySyncEvent) {
-    try {
-      await run.opts.callback?.(e);
-    } catch (err) {
-      log.warn({ directoryId: run.directory.id, event: e.event, err }, 'google sync: the event callback failed');
-    }
-  }
-
-  async function renew(run: Run) {
-    if (!(await renewLease(o.db, run.directory.id, run.owner, leaseEnd())))
-      throw new SyncStop('the sync lease was lost (the directory was deleted, or another run took over)');
-  }
-
-  function progress(run: Run, phase: SyncPhase, done: number, total: number) {
-    run.opts.onProgress?.({ directoryId: run.directory.id, phase, done, total, counts: run.counts });
-    const now = o.clock.now().getTime();
-    const fields = { directoryId: run.directory.id, phase, done, pages: run.counts.pages, events: run.counts.events };
-    if (now - run.lastLog >= progressLogMs) {
-      run.lastLog = now;
-      log.info(fields, 'google sync progress');
-    } else log.debug(fields, 'google sync progress');
-  }
-
-  /** A Google call with the run's access token; on a 401 the token is refreshed (and stored) once. */
-  async function call<T>(run: Run, fn: (token: string) => Promise<T>): Promise<T> {
-    try {
-      return await fn(await run.tokens.current());
-    } catch (e) {
-      if (!isGoogleError(e, 'unauthorized')) throw e;
-    }
-    return fn(await run.tokens.refresh());
-  }
-
-  async function* list(run: Run, kind: ListKind, groupKey?: string): AsyncGenerator<ListPage> {
-    const tokens = new Set<string>();
-    let pageToken: string | undefined;
-    do {
-      const p = { ...(groupKey ? { groupKey } : {}), ...(pageToken ? { pageToken } : {}) };
-      const page = await call(run, (t) => o.client.listPage(kind, t, p));
-      run.counts.pages++;
-      yield page;
-      pageToken = page.nextPageToken;
-      if (pageToken && tokens.has(pageToken))
-        throw googleError('bad_response', `Google's Directory API repeated a page token while listing ${kind}`);
-      if (pageToken) tokens.add(pageToken);
-    } while (pageToken);
-  }
-
-  /** Deletes what is stored but was not listed, in id order, 500 per transaction. */
-  async function deleteMissing(run: Run, kind: 'users' | 'groups', seen: Set<string>) {
-    const id = run.directory.id;
-    let after = '';
-    for (;;) {
-      const ids =
-        kind === 'users' ? await listUserIds(o.db, id, after, CHUNK) : await listGroupIds(o.db, id, after, CHUNK);
-      if (!ids.length) return;
-      after = ids[ids.length - 1] as string;
-      const gone = ids.filter((x) => !seen.has(x));
-      if (!gone.length) continue;
-      const n = await commit(run, (trx, b) =>
-        kind === 'users' ? writes.deleteUsers(trx, id, b, gone) : writes.deleteGroups(trx, id, b, gone),
-      );
-      run.counts[kind].deleted += n;
-      await renew(run);
-    }
-  }
+  const runDeps = { ...o, log };
 
   function addUserWrites(run: Run, r: writes.UserWrites) {
     run.counts.users.created += r.created;
@@ -209,7 +80,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     for (let round = 0; pending.length && round < DEFERRED_ROUNDS; round++) {
       const next: DsyncUser[] = [];
       for (const chunk of chunks(pending, 200)) {
-        const r = await commit(run, (trx, b) => writes.writeUsers(trx, id, b, chunk));
+        const r = await run.commit((trx, b) => writes.writeUsers(trx, id, b, chunk));
         addUserWrites(run, r);
         next.push(...r.deferred);
       }
@@ -219,7 +90,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     }
     if (!pending.length) return;
     const last = pending;
-    const r = await commit(run, (trx, b) => writes.writeUserCycle(trx, id, b, last));
+    const r = await run.commit((trx, b) => writes.writeUserCycle(trx, id, b, last));
     addUserWrites(run, r);
     if (r.deferred.length) {
       run.counts.users.skipped += r.deferred.length;
@@ -235,7 +106,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     const seen = new Set<string>();
     const domains = new Map<string, number>();
     const deferred: DsyncUser[] = [];
-    for await (const page of list(run, 'users')) {
+    for await (const page of run.list('users')) {
       const batch: DsyncUser[] = [];
       for (const item of page.items) {
         if (seen.has(item.id)) continue;
@@ -252,14 +123,14 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         batch.push(u);
       }
       if (batch.length) {
-        const r = await commit(run, (trx, b) => writes.writeUsers(trx, id, b, batch));
+        const r = await run.commit((trx, b) => writes.writeUsers(trx, id, b, batch));
         addUserWrites(run, r);
         deferred.push(...r.deferred);
       }
-      progress(run, 'users', seen.size, seen.size + (page.nextPageToken ? PAGE_SIZE : 0));
-      await renew(run);
+      run.progress('users', seen.size, seen.size + (page.nextPageToken ? PAGE_SIZE : 0));
+      await run.renew();
     }
-    await deleteMissing(run, 'users', seen);
+    await run.deleteMissing('users', seen);
     await retryDeferred(run, deferred);
     // The Workspace's domain, for the record, unless the operator set one.
     if (!run.directory.googleDomain && domains.size)
@@ -274,7 +145,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     const id = run.directory.id;
     const seen = new Set<string>();
     const order: string[] = [];
-    for await (const page of list(run, 'groups')) {
+    for await (const page of run.list('groups')) {
       const batch: DsyncGroup[] = [];
       for (const item of page.items) {
         if (seen.has(item.id)) continue;
@@ -289,14 +160,14 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         order.push(item.id);
       }
       if (batch.length) {
-        const r = await commit(run, (trx, b) => writes.writeGroups(trx, id, b, batch));
+        const r = await run.commit((trx, b) => writes.writeGroups(trx, id, b, batch));
         run.counts.groups.created += r.created;
         run.counts.groups.updated += r.updated;
       }
-      progress(run, 'groups', seen.size, seen.size + (page.nextPageToken ? PAGE_SIZE : 0));
-      await renew(run);
+      run.progress('groups', seen.size, seen.size + (page.nextPageToken ? PAGE_SIZE : 0));
+      await run.renew();
     }
-    await deleteMissing(run, 'groups', seen);
+    await run.deleteMissing('groups', seen);
     log.info({ directoryId: id, listed: seen.size, ...run.counts.groups }, 'google sync: groups done');
     return order;
   }
@@ -306,7 +177,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     const ids: string[] = [];
     const seen = new Set<string>();
     try {
-      for await (const page of list(run, 'members', groupId))
+      for await (const page of run.list('members', groupId))
         for (const m of page.items) {
           if (m.type !== 'USER') run.counts.memberships.notUsers++;
           else if (!seen.has(m.id)) {
@@ -331,17 +202,17 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         const have = await listMemberIds(o.db, id, groupId);
         const has = new Set(have);
         for (const chunk of chunks(have.filter((x) => !want.has(x))))
-          run.counts.memberships.removed += await commit(run, (trx, b) =>
+          run.counts.memberships.removed += await run.commit((trx, b) =>
             writes.removeMembers(trx, id, b, groupId, chunk),
           );
         for (const chunk of chunks(wanted.filter((x) => !has.has(x)))) {
-          const n = await commit(run, (trx, b) => writes.addMembers(trx, id, b, groupId, chunk));
+          const n = await run.commit((trx, b) => writes.addMembers(trx, id, b, groupId, chunk));
           run.counts.memberships.added += n;
           run.counts.memberships.unknownUsers += chunk.length - n;
         }
       }
-      progress(run, 'members', i + 1, groupIds.length);
-      await renew(run);
+      run.progress('members', i + 1, groupIds.length);
+      await run.renew();
     }
     log.info({ directoryId: id, groups: groupIds.length, ...run.counts.memberships }, 'google sync: members done');
   }
@@ -353,25 +224,24 @@ export function createGoogleSync(o: GoogleSyncDeps) {
    */
   async function syncDirectory(directoryId: string, opts: SyncOptions = {}): Promise<SyncResult> {
     const started = performance.now();
-    const counts = emptyCounts();
-    const done = (status: SyncResult['status'], reason = ''): SyncResult => ({
+    const skipped = (reason: string): SyncResult => ({
       directoryId,
-      status,
-      ...(reason ? { reason } : {}),
-      counts,
+      status: 'skipped',
+      reason,
+      counts: emptyCounts(),
       durationMs: Math.round(performance.now() - started),
     });
     const d = await o.directories.load(directoryId);
-    if (!d) return done('skipped', 'the directory does not exist');
-    if (d.type !== 'google') return done('skipped', 'the directory is not a Google directory');
-    if (d.deactivated) return done('skipped', 'the directory is deactivated');
-    if (!d.googleAccessToken && !d.googleRefreshToken) return done('skipped', 'the directory is not authorized yet');
+    if (!d) return skipped('the directory does not exist');
+    if (d.type !== 'google') return skipped('the directory is not a Google directory');
+    if (d.deactivated) return skipped('the directory is deactivated');
+    if (!d.googleAccessToken && !d.googleRefreshToken) return skipped('the directory is not authorized yet');
     const owner = randomUUID();
-    if (!(await claimLease(o.db, d.id, owner, o.clock.now(), leaseEnd()))) {
+    if (!(await claimLease(o.db, d.id, owner, o.clock.now(), leaseEnd(o.clock)))) {
       log.info({ directoryId: d.id }, 'google sync skipped: a run of this directory is in progress');
-      return done('skipped', 'a sync of this directory is already running');
+      return skipped('a sync of this directory is already running');
     }
-    const run: Run = { directory: d, owner, tokens: o.tokens(d), opts, counts, lastLog: 0 };
+    const run = openRun(runDeps, d, owner, o.tokens(d), opts);
     log.info({ directoryId: d.id }, 'google sync started');
     let status: 'completed' | 'failed' | 'stopped' = 'completed';
     let reason = '';
@@ -383,26 +253,23 @@ export function createGoogleSync(o: GoogleSyncDeps) {
       else if (isGoogleError(e)) [status, reason] = ['failed', e.description];
       else {
         log.error({ directoryId: d.id, err: e }, 'google sync failed: internal error');
-        await release(run, 'failed', 'internal error (see the logs)');
+        await run.release('failed', 'internal error (see the logs)');
         throw e;
       }
     }
-    await release(run, status, reason);
-    const result = done(status, reason);
-    const fields = { directoryId: d.id, durationMs: result.durationMs, ...counts };
+    await run.release(status, reason);
+    const result: SyncResult = {
+      directoryId,
+      status,
+      ...(reason ? { reason } : {}),
+      counts: run.counts,
+      durationMs: Math.round(performance.now() - started),
+    };
+    const fields = { directoryId: d.id, durationMs: result.durationMs, ...run.counts };
     if (status === 'completed') log.info(fields, 'google sync completed');
     else if (status === 'stopped') log.warn({ ...fields, reason }, `google sync stopped: ${reason}`);
     else log.error({ ...fields, reason }, `google sync failed: ${reason}`);
     return result;
-  }
-
-  async function release(run: Run, status: 'completed' | 'failed' | 'stopped', error: string) {
-    await releaseLease(o.db, run.directory.id, run.owner, {
-      status,
-      finishedAt: o.clock.now(),
-      error,
-      stats: run.counts,
-    });
   }
 
   return { syncDirectory };
