@@ -26,7 +26,12 @@ export function registerSessionRoutes(router: Router, sessions: SessionsService)
   });
 
   router.delete(`${base}/login`, async function revokeOAuth2LoginSessions(ctx) {
-    await sessions.revokeLoginSessions(firstValue(ctx.query.subject), firstValue(ctx.query.sid));
+    // A client that disconnects stops the batched deletion between two batches.
+    const gone = new AbortController();
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) gone.abort();
+    });
+    await sessions.revokeLoginSessions(firstValue(ctx.query.subject), firstValue(ctx.query.sid), gone.signal);
     ctx.status = 204;
   });
 }
