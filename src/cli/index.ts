@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';
+import { registerDebug } from './debug.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerMigrate(program);
   registerJobs(program);
+  registerDebug(program);
   registerJwks(program);
   registerPerform(program);
   registerClients(program);
