@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';
+import { registerDebug } from './debug.ts';
 import { registerJanitor } from './janitor.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerJobs(program);
   registerJanitor(program);
+  registerDebug(program);
   registerJwks(program);
   registerPerform(program);
   registerClients(program);
