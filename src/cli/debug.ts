@@ -10,6 +10,7 @@ import { systemSecrets } from '../container.ts';
 import { DecryptError, open } from '../core/crypto/aead.ts';
 import { peekType } from '../core/crypto/jwe.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { decodeLogoutToken } from '../oauth2/logout/challenge.ts';
 import { configFrom, type GlobalFlags, run } from './common.ts';
 
 const readValue = (v: string) => (v === '-' ? readFileSync(0, 'utf8') : v).trim();
@@ -34,17 +35,20 @@ function withDates(data: unknown): unknown {
 }
 
 export async function decodeChallenge(secrets: string[], value: string, now = Date.now()) {
-  const sealed = await peekType(ringOrFail(secrets, 'flow'), value);
+  const ring = ringOrFail(secrets, 'flow');
+  const sealed = await peekType(ring, value);
   if (!sealed) {
     throw new Error(
       'not a gatehouse challenge or verifier: it does not decrypt with any configured secrets.system entry (tampered, truncated, or made with another secret)',
     );
   }
+  // Logout challenges and verifiers are decoded by the logout module (it owns their format).
+  const logout = await decodeLogoutToken(ring, value);
   return {
     kind: sealed.typ,
     expires_at: new Date(sealed.exp * 1000).toISOString(),
     expired: sealed.exp * 1000 < now,
-    flow: withDates(sealed.data),
+    flow: withDates(logout ? logout.request : sealed.data),
   };
 }
 

@@ -60,7 +60,9 @@ export function registerJanitor(program: Command): void {
         const targets = JANITOR_TARGETS.filter((t: JanitorTarget) => o[t]);
         if (o.grants) {
           // TODO(#5): clean expired trusted JWT-bearer issuers once they are stored.
-          process.stderr.write('janitor: --grants has nothing to clean in this release (no trusted issuers are stored)\n');
+          process.stderr.write(
+            'janitor: --grants has nothing to clean in this release (no trusted issuers are stored)\n',
+          );
           if (!targets.length) return;
         }
         const opts = {

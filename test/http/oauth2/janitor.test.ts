@@ -79,14 +79,20 @@ async function seed(prefix: string) {
       } else if (table === 'oauth2_flows') {
         await sql`insert into oauth2_flows (nid, consent_request_id, login_challenge_id, client_id, subject, login_session_id,
             request_url, requested_at, handled_at, expires_at, session_data)
-          values (${NID}, ${key}, ${key}, 'client', 'sub', 'sid', 'http://x/', ${made(r)}, ${made(r)}, ${exp(r)}, '')`.execute(db);
+          values (${NID}, ${key}, ${key}, 'client', 'sub', 'sid', 'http://x/', ${made(r)}, ${made(r)}, ${exp(r)}, '')`.execute(
+          db,
+        );
       } else if (table === 'oauth2_used_consents') {
-        await sql`insert into oauth2_used_consents (nid, consent_request_id, expires_at) values (${NID}, ${key}, ${exp(r)})`.execute(db);
+        await sql`insert into oauth2_used_consents (nid, consent_request_id, expires_at) values (${NID}, ${key}, ${exp(r)})`.execute(
+          db,
+        );
       } else if (table === 'oauth2_login_sessions') {
         await sql`insert into oauth2_login_sessions (nid, id, subject, authenticated_at, remember, expires_at)
           values (${NID}, ${key}, 'sub', ${made(r)}, true, ${exp(r)})`.execute(db);
       } else {
-        await sql`insert into oauth2_jti_blacklist (nid, signature, expires_at) values (${NID}, ${key}, ${exp(r)})`.execute(db);
+        await sql`insert into oauth2_jti_blacklist (nid, signature, expires_at) values (${NID}, ${key}, ${exp(r)})`.execute(
+          db,
+        );
       }
     }
   }
@@ -134,7 +140,9 @@ describe('gatehouse janitor', () => {
       oauth2_refresh_tokens: 1,
     });
     expect(Object.keys(result.deleted)).toHaveLength(3);
-    const perTx = await sql<{ n: number }>`select count(*)::int as n from test_janitor_tx group by xid`.execute(t.container.db);
+    const perTx = await sql<{ n: number }>`select count(*)::int as n from test_janitor_tx group by xid`.execute(
+      t.container.db,
+    );
     expect(perTx.rows.map((r) => r.n).sort()).toEqual([1, 2]);
 
     let left = await remaining('a-');
@@ -206,7 +214,9 @@ describe('the oauth2_janitor task', () => {
     }
     expect((await remaining('c-')).oauth2_jti_blacklist).toEqual(['jti-live']);
     // janitor.limit is 2: at least five runs for the nine expired rows (and earlier tests' leftovers).
-    const runs = logs.entries().filter((e) => e.msg === 'janitor: expired rows deleted' && e.table === 'oauth2_jti_blacklist');
+    const runs = logs
+      .entries()
+      .filter((e) => e.msg === 'janitor: expired rows deleted' && e.table === 'oauth2_jti_blacklist');
     expect(runs.length).toBeGreaterThanOrEqual(5);
     expect(runs.every((e) => (e.deleted as number) <= 2)).toBe(true);
     expect(logs.entries().some((e) => e.msg === 'janitor: rows remain; continuing in a new job')).toBe(true);

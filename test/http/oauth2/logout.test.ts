@@ -372,3 +372,44 @@ describe('logout request expired', () => {
     expect(await sessionCount(t, { sid })).toBe(0);
   });
 });
+
+describe('gatehouse debug challenge', () => {
+  it('decodes logout challenges and verifiers into the logout request', async () => {
+    const { runCli } = await import('../../helpers/cli.ts');
+    const { TEST_SECRET } = await import('../../helpers/apps.ts');
+    const client = await createClient(t, { post_logout_redirect_uris: [POST_LOGOUT] });
+    const browser = new Browser();
+    const { idToken, sid } = await rememberedLogin(t, browser, client);
+    const start = await browser.get(logoutUrl({ id_token_hint: idToken, post_logout_redirect_uri: POST_LOGOUT }));
+    const challenge = param(start.location, 'logout_challenge') as string;
+    const { data } = await adminApi(t).acceptOAuth2LogoutRequest({ logoutChallenge: challenge });
+    const verifier = param(data.redirect_to, 'logout_verifier') as string;
+    const env = { DSN: t.database.url, SECRETS_SYSTEM: TEST_SECRET };
+    const c = await runCli(['debug', 'challenge', challenge], env);
+    expect(c.code).toBe(0);
+    const decoded = JSON.parse(c.stdout);
+    expect(decoded).toMatchObject({
+      kind: 'logout_challenge',
+      expired: false,
+      flow: {
+        subject: 'alice',
+        sid,
+        rpInitiated: true,
+        clientId: client.client_id,
+        postLogoutRedirectUri: POST_LOGOUT,
+      },
+    });
+    expect(decoded.flow.requestedAtIso).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const v = await runCli(['debug', 'challenge', verifier], env);
+    expect(JSON.parse(v.stdout)).toMatchObject({
+      kind: 'logout_verifier',
+      flow: { sid, clientId: '', requestUrl: '' },
+    });
+    const foreign = await runCli(['debug', 'challenge', challenge], {
+      ...env,
+      SECRETS_SYSTEM: 'another-secret-0123456789abcdef',
+    });
+    expect(foreign.code).toBe(1);
+    expect(foreign.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});

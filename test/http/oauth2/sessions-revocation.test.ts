@@ -21,7 +21,9 @@ beforeAll(async () => {
     overrides: { 'oauth2.session_revocation.batch_size': BATCH, 'log.level': 'info' },
   });
   // Test-only audit: the transaction of every deleted session and of every enqueued job.
-  await sql`create table test_deleted_sessions (xid bigint not null, id text not null, subject text not null)`.execute(t.container.db);
+  await sql`create table test_deleted_sessions (xid bigint not null, id text not null, subject text not null)`.execute(
+    t.container.db,
+  );
   await sql`create function test_audit_session() returns trigger language plpgsql as $$
     begin insert into test_deleted_sessions values (txid_current(), old.id, old.subject); return old; end $$`.execute(
     t.container.db,
@@ -114,7 +116,9 @@ describe('login session revocation', () => {
       await holder.query('select pg_advisory_lock(4242)');
       const committedBatches = async () =>
         (
-          await sql<{ n: number }>`select count(distinct xid)::int as n from test_deleted_sessions where subject = 'cancel'`.execute(
+          await sql<{
+            n: number;
+          }>`select count(distinct xid)::int as n from test_deleted_sessions where subject = 'cancel'`.execute(
             t.container.db,
           )
         ).rows[0]?.n ?? 0;

@@ -8,7 +8,10 @@ const HOSTILE = `https://rp.example/bye?x="><script>alert(1)</script>&y='</scrip
 
 describe('front-channel logout page', () => {
   it('renders one hidden iframe per URL and the redirect in meta refresh, script and links', () => {
-    const html = frontchannelPage('https://rp.example/bye?a=1&b=2', ['https://a.example/fc?iss=i&sid=s', 'https://b.example/fc']);
+    const html = frontchannelPage('https://rp.example/bye?a=1&b=2', [
+      'https://a.example/fc?iss=i&sid=s',
+      'https://b.example/fc',
+    ]);
     expect(html.match(/<iframe /g)).toHaveLength(2);
     expect(html).toContain('<iframe src="https://a.example/fc?iss=i&amp;sid=s" onload="done()"></iframe>');
     expect(html).toContain('content="7; URL=https://rp.example/bye?a=1&amp;b=2"');
@@ -47,7 +50,9 @@ describe('front-channel logout page', () => {
 
 describe('front-channel URLs', () => {
   it('adds iss and sid, keeps other parameters and replaces given ones', () => {
-    const u = new URL(frontchannelUrl('https://rp.example/fc?tenant=a&sid=old', 'https://op.example/', 'sid-1') as string);
+    const u = new URL(
+      frontchannelUrl('https://rp.example/fc?tenant=a&sid=old', 'https://op.example/', 'sid-1') as string,
+    );
     expect(u.searchParams.get('tenant')).toBe('a');
     expect(u.searchParams.getAll('sid')).toEqual(['sid-1']);
     expect(u.searchParams.get('iss')).toBe('https://op.example/');
