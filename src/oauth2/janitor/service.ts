@@ -123,6 +123,8 @@ export function createJanitor(d: JanitorDeps) {
         batchSize: Math.min(d.config.janitor.batch_size, d.config.janitor.limit),
       });
       if (result.more.length) {
+        // Not tied to a state change: the batches above committed on their own, and a continuation
+        // that runs twice only finds fewer rows.
         await enqueue(d.db, JANITOR_TASK, targets ? { targets } : {}, {
           maxAttempts: 3,
           jobKey: `${JANITOR_TASK}:continue`,
