@@ -3,10 +3,13 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';
+import { registerDebug } from './debug.ts';
 import { registerDsync } from './dsync.ts';
+import { registerJanitor } from './janitor.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
+import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
 import { registerWorker } from './worker.ts';
 
@@ -29,7 +32,10 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerMigrate(program);
   registerJobs(program);
+  registerJanitor(program);
+  registerDebug(program);
   registerJwks(program);
+  registerPerform(program);
   registerClients(program);
   registerDsync(program);
   return program;

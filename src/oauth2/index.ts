@@ -16,6 +16,8 @@ import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
 import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
 import { mountClientRoutes } from './clients/routes.ts';
 import { type ClientService, createClientService } from './clients/service.ts';
+import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
+import { createJanitor, type Janitor } from './janitor/service.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -28,6 +30,10 @@ export interface OAuth2 {
   clients: ClientService;
   /** OpenID Connect dynamic client registration. */
   registration: RegistrationService;
+  /** Login/consent, authorization, token issuance, userinfo and consent sessions. */
+  flows: FlowFeatures;
+  /** Bounded-batch deletion of expired rows (`gatehouse janitor`, the `oauth2_janitor` task). */
+  janitor: Janitor;
 }
 
 export function createOAuth2(core: Core): OAuth2 {
@@ -58,5 +64,12 @@ export function createOAuth2(core: Core): OAuth2 {
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
   mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration };
+  const flows = createFlowFeatures(core, {
+    clients: clientPortOf(clients),
+    keys: keyPortOf(keys),
+    publicRouter,
+    adminRouter,
+  });
+  const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, janitor };
 }

@@ -1,0 +1,147 @@
+/**
+ * Back from the consent UI: consume the consent verifier exactly once, store the consent session,
+ * and answer the client with a code and/or tokens — all in one transaction, so a failure leaves the
+ * verifier unused. With `feature_flags.discard_skipped_consents`, a skipped consent leaves only its
+ * id (until its verifier expires) instead of the full row (seed behaviour 6).
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../core/db/schema.ts';
+import { withTx } from '../../core/db/tx.ts';
+import type { FlowState, HandledConsent } from '../flows/states.ts';
+import { deniedError, oauth2Error } from '../oauth-errors.ts';
+import { insertConsentFlow, insertUsedConsent, isConsentUsed } from '../store/flows.ts';
+import { obfuscateSubject } from '../subject.ts';
+import type { Grant } from '../token/issue.ts';
+import type { GrantSession } from '../token/session.ts';
+import type { AuthorizeDeps, CookieJar } from './deps.ts';
+import { checkCsrf } from './login-step.ts';
+import type { AuthorizeRequest } from './request.ts';
+import { type AuthorizeOutcome, toClient } from './respond.ts';
+
+const alreadyUsed = () => oauth2Error('access_denied', { hint: 'The consent verifier has already been used.' });
+
+async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
+  const flag = d.config.feature_flags.discard_skipped_consents;
+  const id = s.consentRequestId;
+  // The verifier cannot be used after this moment anyway, so the id need not be kept longer.
+  const usedUntil = new Date(s.requestedAt * 1000 + d.config.ttl.login_consent_request + 60_000);
+  if (flag && s.consentSkip) {
+    if ((await isConsentUsed(trx, id)) || !(await insertUsedConsent(trx, id, usedUntil))) throw alreadyUsed();
+    return;
+  }
+  const login = s.login;
+  const stored = await insertConsentFlow(trx, {
+    consentRequestId: id,
+    loginChallengeId: s.id,
+    clientId: s.clientId,
+    subject: s.subject,
+    loginSessionId: s.sessionId,
+    requestUrl: s.requestUrl,
+    requestedScope: s.requestedScope,
+    requestedAudience: s.requestedAudience,
+    requestedAt: new Date(s.requestedAt * 1000),
+    authenticatedAt: s.authTime ? new Date(s.authTime * 1000) : null,
+    oidcContext: s.oidcContext as unknown as Record<string, unknown>,
+    acr: login?.acr ?? '',
+    amr: login?.amr ?? [],
+    context: c.context ?? {},
+    forceSubjectIdentifier: login?.forceSubjectIdentifier ?? '',
+    consentSkip: s.consentSkip ?? false,
+    grantedScope: c.grantScope,
+    grantedAudience: c.grantAudience,
+    remember: c.remember,
+    rememberFor: c.rememberFor,
+    handledAt: new Date(c.handledAt * 1000),
+    expiresAt: c.rememberFor > 0 ? new Date((s.requestedAt + c.rememberFor) * 1000) : null,
+    sessionData: d.sessions.seal(c.session),
+  });
+  // With the flag on, also record the id: a replayed, now skippable flow must not slip through.
+  if (!stored || (flag && !(await insertUsedConsent(trx, id, usedUntil)))) throw alreadyUsed();
+}
+
+function grantOf(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowState, c: HandledConsent): Grant {
+  const login = s.login;
+  const sub = obfuscateSubject(
+    {
+      supportedTypes: d.config.oidc.subject_identifiers.supported_types,
+      salt: d.config.oidc.subject_identifiers.pairwise.salt,
+    },
+    ar.client,
+    s.subject,
+    login?.forceSubjectIdentifier ?? '',
+  );
+  const session: GrantSession = {
+    subject: s.subject,
+    idToken: {
+      iss: d.config.urls.self.issuer,
+      sub,
+      aud: [ar.client.id],
+      auth_time: s.authTime,
+      rat: s.requestedAt,
+      ...(login?.acr ? { acr: login.acr } : {}),
+      ...(login?.amr.length ? { amr: login.amr } : {}),
+      sid: s.sessionId,
+      ...(ar.nonce ? { nonce: ar.nonce } : {}),
+      extra: c.session.id_token,
+    },
+    ext: c.session.access_token,
+  };
+  return {
+    requestId: s.consentRequestId,
+    client: ar.client,
+    requestedScope: s.requestedScope,
+    grantedScope: c.grantScope,
+    requestedAudience: s.requestedAudience,
+    grantedAudience: c.grantAudience,
+    requestedAt: new Date(s.requestedAt * 1000),
+    session,
+  };
+}
+
+export async function finishConsent(
+  d: AuthorizeDeps,
+  ar: AuthorizeRequest,
+  jar: CookieJar,
+  verifier: string,
+): Promise<AuthorizeOutcome> {
+  const s = await d.codec.open('consent_verifier', verifier);
+  if (s.clientId !== ar.client.id) {
+    throw oauth2Error('invalid_client', { hint: 'The flow client id does not match the authorize request client id.' });
+  }
+  if (s.consentError) throw deniedError(s.consentError);
+  const c = s.consent;
+  if (!c || !s.login) throw oauth2Error('access_denied', { hint: 'The consent verifier has not been granted.' });
+  await checkCsrf(d, jar, d.cookies.consentCsrfName(s.clientId), s.consentCsrf ?? '');
+  const grant = grantOf(d, ar, s, c);
+  const types = ar.responseTypes;
+  return withTx(d.db, async (trx) => {
+    await persistConsent(trx, d, s, c);
+    const out: Record<string, string> = {};
+    let code: string | undefined;
+    let accessToken: string | undefined;
+    if (types.includes('code')) {
+      code = (
+        await d.issuer.authorizationCode(trx, grant, {
+          redirectUri: ar.params.redirect_uri ?? '',
+          codeChallenge: ar.codeChallenge,
+          codeChallengeMethod: ar.codeChallengeMethod,
+        })
+      ).token;
+      out.code = code;
+    }
+    if (types.includes('token')) {
+      const at = await d.issuer.accessToken(trx, grant, 'implicit');
+      accessToken = at.token;
+      out.access_token = at.token;
+      out.token_type = 'bearer';
+      out.expires_in = String(Math.round(((at.expiresAt?.getTime() ?? 0) - d.clock.now().getTime()) / 1000));
+    }
+    if (types.includes('id_token') && grant.grantedScope.includes('openid')) {
+      const bind = { ...(accessToken ? { accessToken } : {}), ...(code ? { code } : {}) };
+      out.id_token = await d.issuer.idToken(grant, 'implicit', bind);
+    }
+    out.scope = grant.grantedScope.join(' ');
+    out.state = ar.state;
+    return toClient(ar.redirectUri, ar.responseMode, out);
+  });
+}

@@ -1,0 +1,29 @@
+/** Everything the authorization endpoint's steps need. */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../core/config/load.ts';
+import type { Database } from '../../core/db/schema.ts';
+import type { SafeFetch } from '../../core/safe-fetch.ts';
+import type { FlowCodec } from '../flows/challenge.ts';
+import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
+import type { ClientPort, KeyPort } from '../ports.ts';
+import type { SessionCodec } from '../session-data.ts';
+import type { TokenIssuer } from '../token/issue.ts';
+
+export interface AuthorizeDeps {
+  config: Config;
+  clock: Clock;
+  db: Kysely<Database>;
+  /** The guarded outbound client (request_uri, jwks_uri). */
+  fetch: SafeFetch;
+  codec: FlowCodec;
+  cookies: FlowCookies;
+  clients: ClientPort;
+  keys: KeyPort;
+  sessions: SessionCodec;
+  issuer: TokenIssuer;
+}
+
+export type { CookieJar };
+
+export const unixNow = (d: AuthorizeDeps) => Math.floor(d.clock.now().getTime() / 1000);

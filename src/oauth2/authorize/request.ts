@@ -1,0 +1,35 @@
+/** The validated authorization request, and what is known about where errors may be sent. */
+import type { FlowClient } from '../ports.ts';
+
+export type ResponseMode = 'query' | 'fragment' | 'form_post';
+
+export interface AuthorizeRequest {
+  client: FlowClient;
+  /** Every parameter (query and form, request object merged in). */
+  params: Record<string, string>;
+  /** The redirect URI the response goes to (validated). */
+  redirectUri: string;
+  responseTypes: string[];
+  responseMode: ResponseMode;
+  scope: string[];
+  audience: string[];
+  state: string;
+  nonce: string;
+  prompt: string[];
+  /** -1 when not given. */
+  maxAge: number;
+  codeChallenge: string;
+  codeChallengeMethod: string;
+}
+
+/**
+ * Filled in while validating: once the redirect URI is known to be registered, errors go to the
+ * client (303); before that they go to `urls.error` (302).
+ */
+export interface ErrorTarget {
+  redirectUri?: string;
+  responseMode: ResponseMode;
+  state: string;
+}
+
+export const has = (list: readonly string[], v: string) => list.includes(v);

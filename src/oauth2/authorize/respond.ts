@@ -1,0 +1,65 @@
+/**
+ * What `/oauth2/auth` answers with. Success and errors with a trusted redirect URI go to the client
+ * (303; parameters in the query, the fragment or a self-submitting form); other errors go to
+ * `urls.error` (302). These are ordinary outcomes, not failures of the endpoint.
+ */
+import type { AppError } from '../../core/errors.ts';
+import { hydraBody } from '../../core/http/errors.ts';
+import type { ErrorTarget, ResponseMode } from './request.ts';
+
+export interface AbortInfo {
+  error: string;
+  status: number;
+}
+
+export type AuthorizeOutcome =
+  | { kind: 'redirect'; status: 302 | 303; location: string; aborted?: AbortInfo }
+  | { kind: 'form_post'; action: string; fields: Array<[string, string]>; aborted?: AbortInfo };
+
+export function toClient(
+  redirectUri: string,
+  mode: ResponseMode,
+  params: Record<string, string>,
+  aborted?: AbortInfo,
+): AuthorizeOutcome {
+  const entries = Object.entries(params).filter(([, v]) => v !== undefined);
+  if (mode === 'form_post') {
+    return { kind: 'form_post', action: redirectUri, fields: entries, ...(aborted ? { aborted } : {}) };
+  }
+  const u = new URL(redirectUri);
+  u.hash = '';
+  if (mode === 'fragment') {
+    const frag = new URLSearchParams(entries).toString();
+    return { kind: 'redirect', status: 303, location: `${u.toString()}#${frag}`, ...(aborted ? { aborted } : {}) };
+  }
+  for (const [k, v] of entries) u.searchParams.append(k, v);
+  return { kind: 'redirect', status: 303, location: u.toString(), ...(aborted ? { aborted } : {}) };
+}
+
+export function toUi(url: string, params: Record<string, string>): AuthorizeOutcome {
+  const u = new URL(url);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  return { kind: 'redirect', status: 302, location: u.toString() };
+}
+
+/** An error as the browser receives it: at the client when its redirect URI is trusted, else at `urls.error`. */
+export function errorOutcome(e: AppError, target: ErrorTarget, errorUrl: string, exposeDebug: boolean) {
+  const body = hydraBody(e, exposeDebug);
+  const aborted = { error: e.code, status: e.status };
+  if (target.redirectUri) {
+    return toClient(target.redirectUri, target.responseMode, { ...body, state: target.state }, aborted);
+  }
+  const u = new URL(errorUrl);
+  u.searchParams.set('error', body.error);
+  u.searchParams.set('error_description', body.error_description);
+  return { kind: 'redirect', status: 302, location: u.toString(), aborted } satisfies AuthorizeOutcome;
+}
+
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+
+/** The self-submitting form of `response_mode=form_post`. */
+export function formPostHtml(action: string, fields: Array<[string, string]>): string {
+  const inputs = fields.map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}"/>`).join('\n');
+  return `<html><head><title>Submit This Form</title></head><body onload="javascript:document.forms[0].submit()"><form method="post" action="${esc(action)}">\n${inputs}\n</form></body></html>`;
+}

@@ -1,0 +1,46 @@
+/**
+ * `/oauth2/auth`: validate, then one of three steps depending on the verifier present — start the
+ * login, continue to consent, or finish. Every AppError becomes a redirect (to the client when its
+ * redirect URI is trusted, else to `urls.error`); only unexpected failures escape as 500s.
+ */
+import { AppError } from '../../core/errors.ts';
+import { finishConsent } from './consent-step.ts';
+import type { AuthorizeDeps, CookieJar } from './deps.ts';
+import { afterLogin, startLogin } from './login-step.ts';
+import { validateAuthorizeRequest } from './pipeline.ts';
+import type { ErrorTarget } from './request.ts';
+import { type AuthorizeOutcome, errorOutcome } from './respond.ts';
+
+const INTERNAL = new Set(['login_verifier', 'consent_verifier']);
+
+export function createAuthorizeService(d: AuthorizeDeps) {
+  /** The authorization URL the login and consent UIs see as `request_url` (verifiers removed). */
+  function requestUrl(params: Record<string, string>): string {
+    const u = new URL('oauth2/auth', d.config.urls.self.public);
+    for (const [k, v] of Object.entries(params)) if (!INTERNAL.has(k)) u.searchParams.append(k, v);
+    return u.toString();
+  }
+
+  return {
+    async authorize(params: Record<string, string>, jar: CookieJar): Promise<AuthorizeOutcome> {
+      const target: ErrorTarget = { responseMode: 'query', state: '' };
+      try {
+        const ar = await validateAuthorizeRequest(
+          { config: d.config, fetch: d.fetch, clients: d.clients, now: () => d.clock.now() },
+          params,
+          target,
+        );
+        const loginVerifier = (params.login_verifier ?? '').trim();
+        const consentVerifier = (params.consent_verifier ?? '').trim();
+        if (!loginVerifier && !consentVerifier) return await startLogin(d, ar, jar, requestUrl(params));
+        if (loginVerifier) return await afterLogin(d, ar, jar, loginVerifier);
+        return await finishConsent(d, ar, jar, consentVerifier);
+      } catch (e) {
+        if (!(e instanceof AppError)) throw e;
+        return errorOutcome(e, target, d.config.urls.error, d.config.oauth2.expose_internal_errors);
+      }
+    },
+  };
+}
+
+export type AuthorizeService = ReturnType<typeof createAuthorizeService>;

@@ -1,0 +1,151 @@
+/**
+ * Wiring of the browser flow and the endpoints built on it: login/consent admin API, `/oauth2/auth`,
+ * `/oauth2/token`, `/userinfo` and the session admin API. Returns the services so that other
+ * features (refresh, introspection, revocation, logout) can reuse them.
+ */
+import type Router from '@koa/router';
+import type { JWK } from 'jose';
+import type { Core } from '../container.ts';
+import { cookieSecrets } from '../core/config/load.ts';
+import { keyRing } from '../core/crypto/keys.ts';
+import { registerAuthorizeRoutes } from './authorize/handlers.ts';
+import { createAuthorizeService } from './authorize/service.ts';
+import { createFlowCodec } from './flows/challenge.ts';
+import { createFlowCookies } from './flows/cookies.ts';
+import { registerFlowRoutes } from './flows/handlers.ts';
+import { createFlowsService } from './flows/service.ts';
+import type { KeyProvider } from './jwk/provider.ts';
+import { type Client, LIFESPAN_FIELDS } from './clients/model.ts';
+import { renderClient } from './clients/schemas.ts';
+import type { ClientService } from './clients/service.ts';
+import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
+import { createSessionCodec } from './session-data.ts';
+import { registerSessionRoutes } from './sessions/handlers.ts';
+import { createSessionsService } from './sessions/service.ts';
+import { appendPath } from './discovery/service.ts';
+import { registerTokenRoutes } from './token/handlers.ts';
+import { createTokenIssuer } from './token/issue.ts';
+import { createTokenService } from './token/service.ts';
+import { registerUserinfoRoutes } from './userinfo/handlers.ts';
+import { createUserinfoService } from './userinfo/service.ts';
+import { createLogoutChannels } from './logout/channels.ts';
+import { createLogoutCodec } from './logout/challenge.ts';
+import { registerLogoutRoutes } from './logout/handlers.ts';
+import { createLogoutService } from './logout/service.ts';
+import { registerFallbackRoutes } from './fallbacks.ts';
+
+export function keyPortOf(provider: KeyProvider): KeyPort {
+  return {
+    signingKey: (set) => provider.getSigningKey(set),
+    publicKeys: async (set) => (await provider.getVerificationKeys(set)).keys as JWK[],
+  };
+}
+
+export function createFlowFeatures(
+  core: Core,
+  deps: { clients: ClientPort; keys: KeyPort; publicRouter: Router; adminRouter: Router },
+) {
+  const { config, clock, db } = core;
+  const now = () => clock.now();
+  const { clients, keys } = deps;
+  const codec = createFlowCodec(keyRing(config.secrets.system, 'flow'), config.ttl.login_consent_request, now);
+  const cookies = createFlowCookies(config, keyRing(cookieSecrets(config), 'cookie'), now);
+  const sessions = createSessionCodec(keyRing(config.secrets.system, 'session'), config.oauth2.session.encrypt_at_rest);
+  const issuer = createTokenIssuer({ config, clock, keys, sessions });
+
+  const flows = createFlowsService({ db, clock, codec, clients });
+  registerFlowRoutes(deps.adminRouter, flows);
+  const authorize = createAuthorizeService({
+    config,
+    clock,
+    db,
+    fetch: core.fetch.oauth2,
+    codec,
+    cookies,
+    clients,
+    keys,
+    sessions,
+    issuer,
+  });
+  registerAuthorizeRoutes(deps.publicRouter, authorize, config);
+
+  const tokenUrls = [
+    ...new Set([
+      config.webfinger.oidc_discovery.token_url || appendPath(config.urls.self.public, 'oauth2/token'),
+      appendPath(config.urls.self.issuer, 'oauth2/token'),
+    ]),
+  ];
+  const token = createTokenService({
+    config,
+    clock,
+    db,
+    sessions,
+    issuer,
+    clientAuth: { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls },
+  });
+  registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
+  const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
+  registerUserinfoRoutes(deps.publicRouter, userinfo);
+  const log = core.log;
+  const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
+  const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
+  registerSessionRoutes(deps.adminRouter, consentSessions);
+  const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
+  const logout = createLogoutService({ config, clock, db, codec: logoutCodec, cookies, clients, keys, channels, log });
+  registerLogoutRoutes(deps.publicRouter, deps.adminRouter, logout, config);
+  registerFallbackRoutes(deps.publicRouter);
+
+  return {
+    flows,
+    authorize,
+    token,
+    issuer,
+    userinfo,
+    sessions: consentSessions,
+    /** RP- and OP-initiated logout, the logout admin API. */
+    logout,
+    /** Front- and back-channel logout (the `oauth2_backchannel_logout` task delivers through it). */
+    channels,
+    logoutCodec,
+    sessionCodec: sessions,
+    codec,
+    cookies,
+  };
+}
+
+export type FlowFeatures = ReturnType<typeof createFlowFeatures>;
+
+/** The client service as the flows see it. */
+export function clientPortOf(clients: ClientService): ClientPort {
+  const toFlowClient = (c: Client): FlowClient => ({
+    id: c.client_id,
+    redirectUris: c.redirect_uris ?? [],
+    grantTypes: c.grant_types ?? [],
+    responseTypes: c.response_types ?? [],
+    scope: c.scope,
+    audience: c.audience ?? [],
+    tokenEndpointAuthMethod: c.token_endpoint_auth_method || 'client_secret_basic',
+    tokenEndpointAuthSigningAlg: c.token_endpoint_auth_signing_alg,
+    jwks: Array.isArray(c.jwks?.keys) ? { keys: c.jwks.keys as JWK[] } : undefined,
+    jwksUri: c.jwks_uri,
+    requestUris: c.request_uris ?? [],
+    requestObjectSigningAlg: c.request_object_signing_alg,
+    userinfoSignedResponseAlg: c.userinfo_signed_response_alg,
+    subjectType: c.subject_type,
+    sectorIdentifierUri: c.sector_identifier_uri,
+    accessTokenStrategy: c.access_token_strategy,
+    skipConsent: c.skip_consent,
+    postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
+    frontchannelLogoutUri: c.frontchannel_logout_uri,
+    backchannelLogoutUri: c.backchannel_logout_uri,
+    lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
+    wire: renderClient(c),
+  });
+  return {
+    get: async (id) => {
+      const c = await clients.getClient(id);
+      return c ? toFlowClient(c) : undefined;
+    },
+    verifySecret: async (id, secret) => (await clients.authenticateClient(id, secret)) !== undefined,
+  };
+}

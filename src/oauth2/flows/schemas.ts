@@ -1,0 +1,127 @@
+/** Admin login/consent API bodies (Hydra's AcceptOAuth2LoginRequest, AcceptOAuth2ConsentRequest, RejectOAuth2Request) and views. */
+import { z } from 'zod';
+import type { FlowClient } from '../ports.ts';
+import type { FlowState } from './states.ts';
+
+const strings = z
+  .array(z.string())
+  .nullish()
+  .transform((v) => v ?? []);
+const claims = z
+  .record(z.string(), z.unknown())
+  .nullish()
+  .transform((v) => v ?? {});
+
+export const acceptLoginBody = z.object({
+  subject: z.string().default(''),
+  remember: z.boolean().nullish().transform(Boolean),
+  remember_for: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
+  extend_session_lifespan: z.boolean().nullish().transform(Boolean),
+  acr: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  amr: strings,
+  context: z.unknown().optional(),
+  force_subject_identifier: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  identity_provider_session_id: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+});
+export type AcceptLoginBody = z.output<typeof acceptLoginBody>;
+
+export const acceptConsentBody = z.object({
+  grant_scope: strings,
+  grant_access_token_audience: strings,
+  remember: z.boolean().nullish().transform(Boolean),
+  remember_for: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
+  session: z
+    .object({ access_token: claims, id_token: claims })
+    .nullish()
+    .transform((v) => v ?? { access_token: {}, id_token: {} }),
+  context: z.unknown().optional(),
+});
+export type AcceptConsentBody = z.output<typeof acceptConsentBody>;
+
+export const rejectBody = z.object({
+  error: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  error_description: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  error_hint: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  error_debug: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? ''),
+  status_code: z
+    .number()
+    .int()
+    .nullish()
+    .transform((v) => v ?? 0),
+});
+export type RejectBody = z.output<typeof rejectBody>;
+
+function oidcContextView(s: FlowState) {
+  const o = s.oidcContext;
+  return {
+    acr_values: o.acr_values,
+    ui_locales: o.ui_locales,
+    ...(o.display ? { display: o.display } : {}),
+    id_token_hint_claims: o.id_token_hint_claims,
+    ...(o.login_hint ? { login_hint: o.login_hint } : {}),
+  };
+}
+
+/** OAuth2LoginRequest. */
+export function loginRequestView(challenge: string, s: FlowState, client: FlowClient) {
+  return {
+    challenge,
+    requested_scope: s.requestedScope,
+    requested_access_token_audience: s.requestedAudience,
+    skip: s.loginSkip,
+    subject: s.subject,
+    oidc_context: oidcContextView(s),
+    client: client.wire,
+    request_url: s.requestUrl,
+    session_id: s.sessionId,
+  };
+}
+
+/** OAuth2ConsentRequest (`challenge` is empty inside a consent session). */
+export function consentRequestView(challenge: string, s: FlowState, client: FlowClient | undefined) {
+  return {
+    challenge,
+    consent_request_id: s.consentRequestId,
+    requested_scope: s.requestedScope,
+    requested_access_token_audience: s.requestedAudience,
+    skip: s.consentSkip ?? false,
+    subject: s.subject,
+    oidc_context: oidcContextView(s),
+    client: client?.wire ?? null,
+    request_url: s.requestUrl,
+    login_challenge: s.id,
+    login_session_id: s.sessionId,
+    acr: s.login?.acr ?? '',
+    amr: s.login?.amr ?? [],
+    context: s.login?.context ?? {},
+  };
+}

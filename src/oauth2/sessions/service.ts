@@ -1,0 +1,166 @@
+/**
+ * Consent sessions and login sessions on the admin API (Hydra §2.7): list a subject's consents,
+ * revoke consents (and every token issued under them), forget a subject's login sessions.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../core/config/load.ts';
+import { paginationSecrets } from '../../core/config/load.ts';
+import { keyRing } from '../../core/crypto/keys.ts';
+import type { Database } from '../../core/db/schema.ts';
+import { withTx } from '../../core/db/tx.ts';
+import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
+import { oauth2Error } from '../oauth-errors.ts';
+import type { ClientPort, FlowClient } from '../ports.ts';
+import type { SessionCodec } from '../session-data.ts';
+import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
+import type { Logger } from '../../core/log.ts';
+import type { LogoutChannels } from '../logout/channels.ts';
+import { deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
+import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
+import { consentSessionView } from './schemas.ts';
+
+export interface SessionsDeps {
+  config: Config;
+  clock: Clock;
+  db: Kysely<Database>;
+  clients: ClientPort;
+  sessions: SessionCodec;
+  /** Back-channel notifications of ended sessions (enqueued in the deleting transaction). */
+  channels: LogoutChannels;
+  log: Logger;
+}
+
+export interface LoginSessionRevocation {
+  /** Sessions deleted by this call. */
+  deleted: number;
+  /** Back-channel notifications enqueued. */
+  notified: number;
+  /** False when the caller went away before every session was deleted (repeat the call to finish). */
+  complete: boolean;
+}
+
+const PAGE_KIND = 'consent-sessions';
+
+export interface RevokeConsentQuery {
+  subject?: string | undefined;
+  client?: string | undefined;
+  consentRequestId?: string | undefined;
+  all: boolean;
+}
+
+/** Hydra accepts exactly three combinations. */
+function selector(q: RevokeConsentQuery): ConsentSelector {
+  const { subject, client, consentRequestId, all } = q;
+  if (consentRequestId && !subject && !client) return { consentRequestId };
+  if (!consentRequestId && subject && client && !all) return { subject, clientId: client };
+  if (!consentRequestId && subject && !client && all) return { subject };
+  throw oauth2Error('invalid_request', { hint: 'Invalid combination of query parameters.' });
+}
+
+export function createSessionsService(d: SessionsDeps) {
+  const ring = keyRing(paginationSecrets(d.config), 'pagination');
+  const log = d.log.child({ component: 'sessions' });
+
+  async function revokeSubjectSessions(subject: string, signal?: AbortSignal): Promise<LoginSessionRevocation> {
+    const size = d.config.oauth2.session_revocation.batch_size;
+    const out = { deleted: 0, notified: 0, batches: 0 };
+    for (;;) {
+      if (signal?.aborted) {
+        log.info(out, 'login session revocation stopped: the request was cancelled; repeat it to finish');
+        return { deleted: out.deleted, notified: out.notified, complete: false };
+      }
+      const batch = await withTx(d.db, async (trx) => {
+        const ids = await deleteLoginSessionBatch(trx, subject, size);
+        return { ids, notified: (await d.channels.sessionsEnded(trx, ids)).backchannel };
+      });
+      // Until a batch finds nothing: a concurrent call may have taken rows this one selected.
+      if (!batch.ids.length) break;
+      out.deleted += batch.ids.length;
+      out.notified += batch.notified;
+      out.batches++;
+    }
+    log.info(out, 'login sessions revoked');
+    return { deleted: out.deleted, notified: out.notified, complete: true };
+  }
+
+  return {
+    /** Handled, non-skipped, unexpired consents of a subject, keyset-paginated by consent request id. */
+    async listConsentSessions(
+      subject: string | undefined,
+      loginSessionId: string | undefined,
+      query: Record<string, string | string[] | undefined>,
+    ): Promise<Page<ReturnType<typeof consentSessionView>>> {
+      if (!subject) {
+        throw oauth2Error('invalid_request', {
+          hint: "Query parameter 'subject' is not defined but should have been.",
+        });
+      }
+      const now = d.clock.now();
+      const page = await parsePageQuery(query, ring, PAGE_KIND, now);
+      const rows: ConsentFlow[] = await listConsentFlows(d.db, {
+        subject,
+        loginSessionId,
+        after: page.after ? String(page.after.id) : undefined,
+        limit: page.size + 1,
+        now,
+      });
+      const items = rows.slice(0, page.size);
+      const clients = new Map<string, FlowClient | undefined>();
+      for (const id of new Set(items.map((r) => r.clientId))) clients.set(id, await d.clients.get(id));
+      const last = items[items.length - 1];
+      return {
+        items: items.map((r) => consentSessionView(r, clients.get(r.clientId), d.sessions)),
+        size: page.size,
+        firstToken: await encodePageToken(ring, PAGE_KIND, undefined, now),
+        nextToken:
+          rows.length > page.size && last
+            ? await encodePageToken(ring, PAGE_KIND, { id: last.consentRequestId }, now)
+            : undefined,
+      };
+    },
+
+    /** Deletes the selected consents and every access and refresh token issued under them. */
+    async revokeConsentSessions(q: RevokeConsentQuery): Promise<void> {
+      const sel = selector(q);
+      await withTx(d.db, async (trx) => {
+        const ids = await deleteConsentFlows(trx, sel);
+        // A consent request id names a grant family even when its row was discarded (skipped consent).
+        if ('consentRequestId' in sel && !ids.includes(sel.consentRequestId)) ids.push(sel.consentRequestId);
+        await deleteTokensOfRequests(trx, ids);
+        // Consents discarded by `feature_flags.discard_skipped_consents` have no row to find.
+        if ('subject' in sel) await deleteTokensOfSubject(trx, sel.subject, sel.clientId);
+      });
+    },
+
+    /**
+     * `DELETE …/sessions/login?subject=` deletes every login session of the subject in bounded
+     * batches (`oauth2.session_revocation.batch_size`), each batch its own short transaction that
+     * also enqueues the back-channel notifications of the sessions it removed. Between batches the
+     * call stops when `signal` aborts (the client went away): what was deleted stays deleted and a
+     * repeated call finishes the job. `?sid=` (headless logout) deletes that one session and
+     * notifies every client of it over the back-channel. Tokens are kept. @throws 400 without either
+     */
+    async revokeLoginSessions(
+      subject: string | undefined,
+      sid: string | undefined,
+      signal?: AbortSignal,
+    ): Promise<LoginSessionRevocation> {
+      if (!subject && !sid) {
+        throw oauth2Error('invalid_request', {
+          hint: "Either 'subject' or 'sid' query parameters need to be defined.",
+        });
+      }
+      if (sid) {
+        const notified = await withTx(d.db, async (trx) => {
+          if (!(await deleteLoginSession(trx, sid))) return undefined;
+          return (await d.channels.sessionsEnded(trx, [sid])).backchannel;
+        });
+        return { deleted: notified === undefined ? 0 : 1, notified: notified ?? 0, complete: true };
+      }
+      return revokeSubjectSessions(subject as string, signal);
+    },
+  };
+}
+
+export type SessionsService = ReturnType<typeof createSessionsService>;

@@ -1,0 +1,189 @@
+/** Consent sessions stored as flow rows (`oauth2_flows`) and used consent ids (`oauth2_used_consents`). */
+import type { Selectable } from 'kysely';
+import type { FlowsTable } from '../../core/db/schema.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+
+export interface ConsentFlow {
+  consentRequestId: string;
+  loginChallengeId: string;
+  clientId: string;
+  subject: string;
+  loginSessionId: string;
+  requestUrl: string;
+  requestedScope: string[];
+  requestedAudience: string[];
+  requestedAt: Date;
+  authenticatedAt: Date | null;
+  oidcContext: Record<string, unknown>;
+  acr: string;
+  amr: string[];
+  context: unknown;
+  forceSubjectIdentifier: string;
+  consentSkip: boolean;
+  grantedScope: string[];
+  grantedAudience: string[];
+  remember: boolean;
+  rememberFor: number;
+  handledAt: Date;
+  expiresAt: Date | null;
+  /** Sealed `{access_token, id_token}` claims (see session-data.ts). */
+  sessionData: string;
+}
+
+const toFlow = (r: Selectable<FlowsTable>): ConsentFlow => ({
+  consentRequestId: r.consent_request_id,
+  loginChallengeId: r.login_challenge_id,
+  clientId: r.client_id,
+  subject: r.subject,
+  loginSessionId: r.login_session_id,
+  requestUrl: r.request_url,
+  requestedScope: r.requested_scope,
+  requestedAudience: r.requested_audience,
+  requestedAt: r.requested_at,
+  authenticatedAt: r.authenticated_at,
+  oidcContext: r.oidc_context,
+  acr: r.acr,
+  amr: r.amr,
+  context: r.context,
+  forceSubjectIdentifier: r.force_subject_identifier,
+  consentSkip: r.consent_skip,
+  grantedScope: r.granted_scope,
+  grantedAudience: r.granted_audience,
+  remember: r.remember,
+  rememberFor: r.remember_for,
+  handledAt: r.handled_at,
+  expiresAt: r.expires_at,
+  sessionData: r.session_data,
+});
+
+const json = (v: unknown) => JSON.stringify(v ?? null);
+
+/** Inserts the consent row; false when the consent request id was already stored (verifier reuse). */
+export async function insertConsentFlow(db: Executor, f: ConsentFlow): Promise<boolean> {
+  const r = await db
+    .insertInto('oauth2_flows')
+    .values({
+      nid: DEFAULT_NID,
+      consent_request_id: f.consentRequestId,
+      login_challenge_id: f.loginChallengeId,
+      client_id: f.clientId,
+      subject: f.subject,
+      login_session_id: f.loginSessionId,
+      request_url: f.requestUrl,
+      requested_scope: json(f.requestedScope),
+      requested_audience: json(f.requestedAudience),
+      requested_at: f.requestedAt,
+      authenticated_at: f.authenticatedAt,
+      oidc_context: json(f.oidcContext),
+      acr: f.acr,
+      amr: json(f.amr),
+      context: json(f.context ?? {}),
+      force_subject_identifier: f.forceSubjectIdentifier,
+      consent_skip: f.consentSkip,
+      granted_scope: json(f.grantedScope),
+      granted_audience: json(f.grantedAudience),
+      remember: f.remember,
+      remember_for: f.rememberFor,
+      handled_at: f.handledAt,
+      expires_at: f.expiresAt,
+      session_data: f.sessionData,
+    })
+    .onConflict((oc) => oc.columns(['nid', 'consent_request_id']).doNothing())
+    .returning('consent_request_id')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Records a consumed consent id (discarded skipped consents); false when it was already used. */
+export async function insertUsedConsent(db: Executor, consentRequestId: string, expiresAt: Date): Promise<boolean> {
+  const r = await db
+    .insertInto('oauth2_used_consents')
+    .values({ nid: DEFAULT_NID, consent_request_id: consentRequestId, expires_at: expiresAt })
+    .onConflict((oc) => oc.columns(['nid', 'consent_request_id']).doNothing())
+    .returning('consent_request_id')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Whether the consent request id was consumed (full row or used-id record). */
+export async function isConsentUsed(db: Executor, consentRequestId: string): Promise<boolean> {
+  const r = await db
+    .selectNoFrom((eb) => [
+      eb
+        .exists(
+          eb
+            .selectFrom('oauth2_flows')
+            .select('nid')
+            .where('nid', '=', DEFAULT_NID)
+            .where('consent_request_id', '=', consentRequestId),
+        )
+        .as('flow'),
+      eb
+        .exists(
+          eb
+            .selectFrom('oauth2_used_consents')
+            .select('nid')
+            .where('nid', '=', DEFAULT_NID)
+            .where('consent_request_id', '=', consentRequestId),
+        )
+        .as('used'),
+    ])
+    .executeTakeFirstOrThrow();
+  return Boolean(r.flow) || Boolean(r.used);
+}
+
+/** The newest remembered, unexpired, not itself skipped consent of a subject for a client. */
+export async function findRememberedConsent(db: Executor, clientId: string, subject: string, now: Date) {
+  const r = await db
+    .selectFrom('oauth2_flows')
+    .selectAll()
+    .where('nid', '=', DEFAULT_NID)
+    .where('subject', '=', subject)
+    .where('client_id', '=', clientId)
+    .where('consent_skip', '=', false)
+    .where('remember', '=', true)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .orderBy('requested_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return r ? toFlow(r) : undefined;
+}
+
+export interface ConsentListQuery {
+  subject: string;
+  loginSessionId?: string | undefined;
+  /** Keyset: consent request ids greater than this. */
+  after?: string | undefined;
+  limit: number;
+  now: Date;
+}
+
+/** Handled, non-skipped, unexpired consents of a subject, ordered by consent request id. */
+export async function listConsentFlows(db: Executor, q: ConsentListQuery): Promise<ConsentFlow[]> {
+  let query = db
+    .selectFrom('oauth2_flows')
+    .selectAll()
+    .where('nid', '=', DEFAULT_NID)
+    .where('subject', '=', q.subject)
+    .where('consent_skip', '=', false)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', q.now)]));
+  if (q.loginSessionId) query = query.where('login_session_id', '=', q.loginSessionId);
+  if (q.after) query = query.where('consent_request_id', '>', q.after);
+  const rows = await query.orderBy('consent_request_id').limit(q.limit).execute();
+  return rows.map(toFlow);
+}
+
+export type ConsentSelector = { subject: string; clientId?: string } | { consentRequestId: string };
+
+/** Deletes the selected consent rows and returns their ids (the grant families to revoke). */
+export async function deleteConsentFlows(db: Executor, sel: ConsentSelector): Promise<string[]> {
+  let q = db.deleteFrom('oauth2_flows').where('nid', '=', DEFAULT_NID);
+  if ('consentRequestId' in sel) q = q.where('consent_request_id', '=', sel.consentRequestId);
+  else {
+    q = q.where('subject', '=', sel.subject);
+    if (sel.clientId !== undefined) q = q.where('client_id', '=', sel.clientId);
+  }
+  const rows = await q.returning('consent_request_id').execute();
+  return rows.map((r) => r.consent_request_id);
+}

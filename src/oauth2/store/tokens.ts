@@ -1,0 +1,212 @@
+/**
+ * Authorization codes, access and refresh tokens (keyed by the token's HMAC signature) and the
+ * `jti` blacklist. Rows of one grant family share `request_id`.
+ */
+import { sql } from 'kysely';
+import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+
+export interface TokenRecord {
+  signature: string;
+  requestId: string;
+  clientId: string;
+  subject: string;
+  requestedScope: string[];
+  grantedScope: string[];
+  requestedAudience: string[];
+  grantedAudience: string[];
+  requestedAt: Date;
+  expiresAt: Date | null;
+  /** Sealed grant session (see session-data.ts). */
+  sessionData: string;
+}
+
+export interface CodeRecord extends TokenRecord {
+  expiresAt: Date;
+  redirectUri: string;
+  codeChallenge: string;
+  codeChallengeMethod: string;
+  active: boolean;
+}
+
+export interface RefreshRecord extends TokenRecord {
+  accessTokenSignature: string;
+  active: boolean;
+  firstUsedAt: Date | null;
+  usedTimes: number;
+}
+
+const base = (t: TokenRecord) => ({
+  nid: DEFAULT_NID,
+  signature: t.signature,
+  request_id: t.requestId,
+  client_id: t.clientId,
+  subject: t.subject,
+  requested_scope: JSON.stringify(t.requestedScope),
+  granted_scope: JSON.stringify(t.grantedScope),
+  requested_audience: JSON.stringify(t.requestedAudience),
+  granted_audience: JSON.stringify(t.grantedAudience),
+  requested_at: t.requestedAt,
+  session_data: t.sessionData,
+});
+
+type BaseRow = {
+  signature: string;
+  request_id: string;
+  client_id: string;
+  subject: string;
+  requested_scope: string[];
+  granted_scope: string[];
+  requested_audience: string[];
+  granted_audience: string[];
+  requested_at: Date;
+  expires_at: Date | null;
+  session_data: string;
+};
+
+const fromRow = (r: BaseRow): TokenRecord => ({
+  signature: r.signature,
+  requestId: r.request_id,
+  clientId: r.client_id,
+  subject: r.subject,
+  requestedScope: r.requested_scope,
+  grantedScope: r.granted_scope,
+  requestedAudience: r.requested_audience,
+  grantedAudience: r.granted_audience,
+  requestedAt: r.requested_at,
+  expiresAt: r.expires_at,
+  sessionData: r.session_data,
+});
+
+export async function insertCode(db: Executor, c: Omit<CodeRecord, 'active'>): Promise<void> {
+  await db
+    .insertInto('oauth2_authorization_codes')
+    .values({
+      ...base(c),
+      expires_at: c.expiresAt,
+      redirect_uri: c.redirectUri,
+      code_challenge: c.codeChallenge,
+      code_challenge_method: c.codeChallengeMethod,
+    })
+    .execute();
+}
+
+export async function findCode(db: Executor, signature: string): Promise<CodeRecord | undefined> {
+  const r = await db
+    .selectFrom('oauth2_authorization_codes')
+    .selectAll()
+    .where('nid', '=', DEFAULT_NID)
+    .where('signature', '=', signature)
+    .executeTakeFirst();
+  if (!r) return undefined;
+  return {
+    ...fromRow(r),
+    expiresAt: r.expires_at,
+    redirectUri: r.redirect_uri,
+    codeChallenge: r.code_challenge,
+    codeChallengeMethod: r.code_challenge_method,
+    active: r.active,
+  };
+}
+
+/** Marks a code used; true only for the one caller that flipped it (one-time codes under concurrency). */
+export async function consumeCode(db: Executor, signature: string): Promise<boolean> {
+  const r = await db
+    .updateTable('oauth2_authorization_codes')
+    .set({ active: false })
+    .where('nid', '=', DEFAULT_NID)
+    .where('signature', '=', signature)
+    .where('active', '=', true)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+export async function insertAccessToken(db: Executor, t: TokenRecord & { expiresAt: Date }): Promise<void> {
+  await db
+    .insertInto('oauth2_access_tokens')
+    .values({ ...base(t), expires_at: t.expiresAt })
+    .execute();
+}
+
+export async function findAccessToken(db: Executor, signature: string): Promise<TokenRecord | undefined> {
+  const r = await db
+    .selectFrom('oauth2_access_tokens')
+    .selectAll()
+    .where('nid', '=', DEFAULT_NID)
+    .where('signature', '=', signature)
+    .executeTakeFirst();
+  return r ? fromRow(r) : undefined;
+}
+
+export async function insertRefreshToken(
+  db: Executor,
+  t: TokenRecord & { accessTokenSignature: string },
+): Promise<void> {
+  await db
+    .insertInto('oauth2_refresh_tokens')
+    .values({ ...base(t), expires_at: t.expiresAt, access_token_signature: t.accessTokenSignature })
+    .execute();
+}
+
+export async function findRefreshToken(db: Executor, signature: string): Promise<RefreshRecord | undefined> {
+  const r = await db
+    .selectFrom('oauth2_refresh_tokens')
+    .selectAll()
+    .where('nid', '=', DEFAULT_NID)
+    .where('signature', '=', signature)
+    .executeTakeFirst();
+  if (!r) return undefined;
+  return {
+    ...fromRow(r),
+    accessTokenSignature: r.access_token_signature,
+    active: r.active,
+    firstUsedAt: r.first_used_at,
+    usedTimes: r.used_times,
+  };
+}
+
+/** Deletes every access and refresh token (and unused code) of the given grant families. */
+export async function deleteTokensOfRequests(db: Executor, requestIds: readonly string[]): Promise<void> {
+  if (!requestIds.length) return;
+  const ids = [...requestIds];
+  await db.deleteFrom('oauth2_access_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
+  await db.deleteFrom('oauth2_refresh_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
+  await db
+    .deleteFrom('oauth2_authorization_codes')
+    .where('nid', '=', DEFAULT_NID)
+    .where('request_id', 'in', ids)
+    .where('active', '=', true)
+    .execute();
+}
+
+/**
+ * Records a `jti` (by its hash) until `expiresAt`; false when it is already known and unexpired.
+ * An expired entry is taken over, so a jti is refused only while its assertion could be valid.
+ */
+export async function insertJti(db: Executor, signature: string, expiresAt: Date, now: Date): Promise<boolean> {
+  const r = await db
+    .insertInto('oauth2_jti_blacklist')
+    .values({ nid: DEFAULT_NID, signature, expires_at: expiresAt })
+    .onConflict((oc) =>
+      oc
+        .columns(['nid', 'signature'])
+        .doUpdateSet({ expires_at: expiresAt })
+        .where(sql.ref('oauth2_jti_blacklist.expires_at'), '<', now),
+    )
+    .returning('signature')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/**
+ * Deletes the access and refresh tokens of a subject (optionally for one client). Consent revocation
+ * uses it so that tokens of discarded (skipped) consents go too; the (nid, subject, client_id)
+ * indexes keep it cheap.
+ */
+export async function deleteTokensOfSubject(db: Executor, subject: string, clientId?: string): Promise<void> {
+  for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens'] as const) {
+    let q = db.deleteFrom(table).where('nid', '=', DEFAULT_NID).where('subject', '=', subject);
+    if (clientId !== undefined) q = q.where('client_id', '=', clientId);
+    await q.execute();
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * Client authentication at the token endpoint (and later revocation and device endpoints):
+ * `client_secret_basic` (id and secret each form-decoded), `client_secret_post`, `private_key_jwt`
+ * (RFC 7523 client assertion; each `jti` usable once) and `none` for public clients. Using a method
+ * other than the registered one is `invalid_client` with a hint naming both.
+ */
+import { createHash } from 'node:crypto';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import type { Clock } from '../../core/clock.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import type { SafeFetch } from '../../core/safe-fetch.ts';
+import { ClientKeysError, clientKeys } from '../client-keys.ts';
+import { oauth2Error } from '../oauth-errors.ts';
+import type { ClientPort, FlowClient } from '../ports.ts';
+import { insertJti } from '../store/tokens.ts';
+
+export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
+
+export interface ClientAuthDeps {
+  db: Executor;
+  clock: Clock;
+  clients: ClientPort;
+  /** The guarded outbound client (jwks_uri). */
+  fetch: SafeFetch;
+  /** Accepted `aud` values of client assertions (the token endpoint URLs). */
+  tokenUrls: readonly string[];
+}
+
+export interface ClientCredentialsInput {
+  form: Record<string, string>;
+  authorization: string | undefined;
+}
+
+/** Form decoding of a Basic credential part (`+` is a space), as Go's url.QueryUnescape. */
+function formDecode(s: string, what: 'id' | 'secret'): string {
+  try {
+    return decodeURIComponent(s.replaceAll('+', ' '));
+  } catch {
+    throw oauth2Error('invalid_request', {
+      hint: `The client ${what} in the HTTP authorization header could not be decoded from 'application/x-www-form-urlencoded'.`,
+    });
+  }
+}
+
+export function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
+  const m = /^Basic\s+(.+)$/i.exec(header ?? '');
+  if (!m) return undefined;
+  const raw = Buffer.from(m[1] as string, 'base64').toString('utf8');
+  const i = raw.indexOf(':');
+  if (i < 0) return undefined;
+  return { id: formDecode(raw.slice(0, i), 'id'), secret: formDecode(raw.slice(i + 1), 'secret') };
+}
+
+const wrongMethod = (registered: string, used: string) =>
+  oauth2Error('invalid_client', {
+    hint: `The OAuth 2.0 Client supports client authentication method '${registered}', but method '${used}' was requested. You must configure the OAuth 2.0 client's 'token_endpoint_auth_method' value to accept '${used}'.`,
+  });
+
+/** RFC 7523 §3 claims of a verified client assertion; records its `jti` so that it is used once. */
+async function checkAssertionClaims(d: ClientAuthDeps, claims: Record<string, unknown>, id: string): Promise<void> {
+  if (claims.iss !== id) {
+    throw oauth2Error('invalid_client', {
+      hint: "Claim 'iss' from 'client_assertion' must match the 'client_id' of the OAuth 2.0 Client.",
+    });
+  }
+  const jti = typeof claims.jti === 'string' ? claims.jti : '';
+  if (!jti)
+    throw oauth2Error('invalid_client', { hint: "Claim 'jti' from 'client_assertion' must be set but is not." });
+  const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!aud.some((a) => typeof a === 'string' && d.tokenUrls.includes(a))) {
+    throw oauth2Error('invalid_client', {
+      hint: `Claim 'audience' from 'client_assertion' must match the authorization server's token endpoint '${d.tokenUrls.join("' or '")}'.`,
+    });
+  }
+  const jtiHash = createHash('sha256').update(jti).digest('hex');
+  if (!(await insertJti(d.db, jtiHash, new Date(Number(claims.exp) * 1000), d.clock.now()))) {
+    throw oauth2Error('jti_known', { hint: "Claim 'jti' from 'client_assertion' MUST only be used once." });
+  }
+}
+
+/** The client must be registered for private_key_jwt, with the signing algorithm it uses. */
+function checkAssertionMethod(client: FlowClient, alg: string | undefined): asserts alg is string {
+  const method = client.tokenEndpointAuthMethod;
+  if (method === 'none') {
+    throw oauth2Error('invalid_client', {
+      hint: "This requested OAuth 2.0 client does not support client authentication, however 'client_assertion' was provided in the request.",
+    });
+  }
+  if (method !== 'private_key_jwt') {
+    throw oauth2Error('invalid_client', {
+      hint: `This requested OAuth 2.0 client only supports client authentication method '${method}', however 'client_assertion' was provided in the request.`,
+    });
+  }
+  const expected = client.tokenEndpointAuthSigningAlg || 'RS256';
+  if (alg !== expected) {
+    throw oauth2Error('invalid_client', {
+      hint: `The 'client_assertion' uses signing algorithm '${alg}' but the requested OAuth 2.0 Client enforces signing algorithm '${expected}'.`,
+    });
+  }
+  if (!ASSERTION_ALGS.includes(alg)) {
+    throw oauth2Error('invalid_client', {
+      hint: `The 'client_assertion' request parameter uses unsupported signing algorithm '${alg}'.`,
+    });
+  }
+}
+
+async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<FlowClient> {
+  let claims: Record<string, unknown>;
+  let alg: string | undefined;
+  try {
+    claims = decodeJwt(assertion) as Record<string, unknown>;
+    alg = decodeProtectedHeader(assertion).alg;
+  } catch (e) {
+    throw oauth2Error('invalid_client', {
+      hint: "Unable to verify the integrity of the 'client_assertion' value.",
+      debug: (e as Error).message,
+    });
+  }
+  const id = typeof claims.sub === 'string' ? claims.sub : '';
+  if (!id)
+    throw oauth2Error('invalid_client', {
+      hint: "The claim 'sub' from the client_assertion JSON Web Token is undefined.",
+    });
+  const client = await d.clients.get(id);
+  if (!client) throw oauth2Error('invalid_client');
+  checkAssertionMethod(client, alg);
+  let keys: Awaited<ReturnType<typeof clientKeys>>;
+  try {
+    keys = await clientKeys(d.fetch, client);
+  } catch (e) {
+    if (e instanceof ClientKeysError) throw oauth2Error('invalid_client', { hint: e.message });
+    throw e;
+  }
+  try {
+    await jwtVerify(assertion, createLocalJWKSet(keys), {
+      algorithms: [alg],
+      currentDate: d.clock.now(),
+      requiredClaims: ['exp'],
+    });
+  } catch (e) {
+    throw oauth2Error('invalid_client', {
+      hint: "Unable to verify the integrity of the 'client_assertion' value.",
+      debug: (e as Error).message,
+    });
+  }
+  await checkAssertionClaims(d, claims, id);
+  return client;
+}
+
+/** Authenticates the calling client; throws `invalid_request` (400) or `invalid_client` (401). */
+export async function authenticateClient(d: ClientAuthDeps, input: ClientCredentialsInput): Promise<FlowClient> {
+  const { form } = input;
+  const assertionType = form.client_assertion_type ?? '';
+  if (assertionType === JWT_BEARER_ASSERTION) {
+    if (!form.client_assertion) {
+      throw oauth2Error('invalid_request', {
+        hint: `The client_assertion request parameter must be set when using client_assertion_type of '${JWT_BEARER_ASSERTION}'.`,
+      });
+    }
+    return assertionClient(d, form.client_assertion);
+  }
+  if (assertionType)
+    throw oauth2Error('invalid_request', { hint: `Unknown client_assertion_type '${assertionType}'.` });
+
+  const basic = basicCredentials(input.authorization);
+  const id = basic ? basic.id : (form.client_id ?? '');
+  const secret = basic ? basic.secret : (form.client_secret ?? '');
+  if (!id) {
+    throw oauth2Error('invalid_request', {
+      hint: 'Client credentials missing or malformed in both HTTP Authorization header and HTTP POST body.',
+    });
+  }
+  const client = await d.clients.get(id);
+  if (!client) throw oauth2Error('invalid_client');
+  const method = client.tokenEndpointAuthMethod || 'client_secret_basic';
+  if (!basic && form.client_id && form.client_secret && method !== 'client_secret_post') {
+    throw wrongMethod(method, 'client_secret_post');
+  }
+  if (basic?.secret && method !== 'client_secret_basic') throw wrongMethod(method, 'client_secret_basic');
+  if (method === 'none') return client;
+  if (!basic && !form.client_secret && method !== 'none') throw wrongMethod(method, 'none');
+  if (!(await d.clients.verifySecret(client.id, secret))) throw oauth2Error('invalid_client');
+  return client;
+}

@@ -1,0 +1,97 @@
+/**
+ * `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6). Codes are one-time: the code
+ * row is flipped inactive in the transaction that issues the tokens, and presenting a used code
+ * revokes every token of its grant family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
+ */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../../core/clock.ts';
+import type { Config } from '../../../core/config/load.ts';
+import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
+import type { Database } from '../../../core/db/schema.ts';
+import { withTx } from '../../../core/db/tx.ts';
+import { verifyPkce } from '../../authorize/checks/pkce.ts';
+import { oauth2Error } from '../../oauth-errors.ts';
+import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
+import type { SessionCodec } from '../../session-data.ts';
+import { consumeCode, deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
+import type { TokenIssuer, TokenResponse } from '../issue.ts';
+import type { GrantSession } from '../session.ts';
+
+export interface GrantDeps {
+  config: Config;
+  clock: Clock;
+  db: Kysely<Database>;
+  sessions: SessionCodec;
+  issuer: TokenIssuer;
+}
+
+const used = () => oauth2Error('invalid_grant', { hint: 'The authorization code has already been used.' });
+
+class CodeReplay extends Error {}
+
+export async function authorizationCodeGrant(
+  d: GrantDeps,
+  client: FlowClient,
+  form: Record<string, string>,
+): Promise<TokenResponse> {
+  if (!clientGrantTypes(client).includes('authorization_code')) {
+    throw oauth2Error('unauthorized_client', {
+      hint: "The OAuth 2.0 Client is not allowed to use authorization grant 'authorization_code'.",
+    });
+  }
+  const signature = verifyOpaqueToken('ory_ac_', form.code ?? '', d.config.secrets.system);
+  const code = signature ? await findCode(d.db, signature) : undefined;
+  if (!signature || !code) throw oauth2Error('invalid_grant', { hint: 'The authorization code is not valid.' });
+  if (!code.active) {
+    await deleteTokensOfRequests(d.db, [code.requestId]);
+    throw used();
+  }
+  if (code.expiresAt.getTime() < d.clock.now().getTime()) {
+    throw oauth2Error('invalid_grant', { hint: 'The authorization code has expired.' });
+  }
+  if (code.clientId !== client.id) {
+    throw oauth2Error('invalid_grant', {
+      hint: 'The OAuth 2.0 Client ID from this request does not match the one from the authorize request.',
+    });
+  }
+  if (code.redirectUri && code.redirectUri !== (form.redirect_uri ?? '')) {
+    throw oauth2Error('invalid_grant', {
+      hint: "The 'redirect_uri' from this request does not match the one from the authorize request.",
+    });
+  }
+  verifyPkce(
+    {
+      enforced: d.config.oauth2.pkce.enforced,
+      enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients,
+    },
+    isPublicClient(client),
+    code.codeChallenge,
+    code.codeChallengeMethod,
+    form.code_verifier ?? '',
+  );
+  const session = d.sessions.open<GrantSession>(code.sessionData);
+  try {
+    return await withTx(d.db, async (trx) => {
+      if (!(await consumeCode(trx, signature))) throw new CodeReplay();
+      return d.issuer.tokenResponse(
+        trx,
+        {
+          requestId: code.requestId,
+          client,
+          requestedScope: code.requestedScope,
+          grantedScope: code.grantedScope,
+          requestedAudience: code.requestedAudience,
+          grantedAudience: code.grantedAudience,
+          requestedAt: code.requestedAt,
+          session,
+        },
+        'authorization_code',
+      );
+    });
+  } catch (e) {
+    if (!(e instanceof CodeReplay)) throw e;
+    // Lost a race with another exchange of the same code: treat it as the replay it is.
+    await deleteTokensOfRequests(d.db, [code.requestId]);
+    throw used();
+  }
+}

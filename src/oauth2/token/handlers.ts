@@ -1,0 +1,34 @@
+/** `POST /oauth2/token` (oauth2TokenExchange): RFC 6749 JSON, never cached. */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError } from '../../core/errors.ts';
+import { renderError } from '../../core/http/errors.ts';
+import type { TokenService } from './service.ts';
+
+const JSON_UTF8 = 'application/json;charset=UTF-8';
+
+/** Form fields as single strings (a repeated field keeps its first value). */
+export function formFields(ctx: Context): Record<string, string> {
+  const body = ctx.request.body;
+  const out: Record<string, string> = {};
+  if (!body || typeof body !== 'object') return out;
+  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    const first = Array.isArray(v) ? v[0] : v;
+    if (typeof first === 'string') out[k] = first;
+  }
+  return out;
+}
+
+export function registerTokenRoutes(router: Router, service: TokenService, exposeDebug: boolean): void {
+  router.post('/oauth2/token', async function oauth2TokenExchange(ctx) {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Pragma', 'no-cache');
+    try {
+      ctx.body = await service.exchange(formFields(ctx), ctx.get('authorization') || undefined);
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      renderError(ctx, e, { exposeDebug });
+    }
+    ctx.type = JSON_UTF8;
+  });
+}

@@ -1,0 +1,165 @@
+/**
+ * Token issuance, shared by every grant: authorization codes, access tokens (opaque `ory_at_` or JWT
+ * per `strategies.access_token` / the client's `access_token_strategy`), refresh tokens (always
+ * opaque) and ID tokens. Only signatures are stored; all rows of a grant share its request id.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../core/config/load.ts';
+import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
+import { clientGrantTypes } from '../ports.ts';
+import type { SessionCodec } from '../session-data.ts';
+import { insertAccessToken, insertCode, insertRefreshToken } from '../store/tokens.ts';
+import { accessTokenClaims } from './jwt-claims.ts';
+import { type GrantSession, idTokenClaims } from './session.ts';
+
+export type GrantKind = 'authorization_code' | 'implicit' | 'refresh_token' | 'client_credentials' | 'jwt_bearer';
+type TokenKind = 'access_token' | 'id_token' | 'refresh_token';
+
+export interface Grant {
+  /** The grant family id (the consent request id for browser flows). */
+  requestId: string;
+  client: FlowClient;
+  requestedScope: string[];
+  grantedScope: string[];
+  requestedAudience: string[];
+  grantedAudience: string[];
+  requestedAt: Date;
+  session: GrantSession;
+}
+
+export interface IssuedToken {
+  token: string;
+  signature: string;
+  expiresAt: Date | null;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+  id_token?: string;
+}
+
+export interface IssuerDeps {
+  config: Config;
+  clock: Clock;
+  keys: KeyPort;
+  sessions: SessionCodec;
+}
+
+/** `at_hash` / `c_hash`: left half of the hash named by the JWS alg, base64url (OIDC Core §3.1.3.6). */
+export function halfHash(alg: string, value: string): string {
+  const bits = alg.endsWith('384') ? 'sha384' : alg.endsWith('512') ? 'sha512' : 'sha256';
+  const d = createHash(bits).update(value, 'ascii').digest();
+  return d.subarray(0, d.length / 2).toString('base64url');
+}
+
+export const canIssueRefreshToken = (grant: Grant) =>
+  (grant.grantedScope.includes('offline') || grant.grantedScope.includes('offline_access')) &&
+  clientGrantTypes(grant.client).includes('refresh_token');
+
+export function createTokenIssuer(d: IssuerDeps) {
+  const secrets = d.config.secrets.system;
+
+  /** Effective lifespan in ms (-1: never), the client's per-grant value winning over `ttl.*`. */
+  function lifespan(client: FlowClient, kind: GrantKind, token: TokenKind): number {
+    const key = `${kind}_grant_${token}_lifespan` as LifespanKey;
+    const own = client.lifespans[key];
+    if (typeof own === 'number') return own;
+    return d.config.ttl[token];
+  }
+
+  const record = (grant: Grant, signature: string, expiresAt: Date | null) => ({
+    signature,
+    requestId: grant.requestId,
+    clientId: grant.client.id,
+    subject: grant.session.subject,
+    requestedScope: grant.requestedScope,
+    grantedScope: grant.grantedScope,
+    requestedAudience: grant.requestedAudience,
+    grantedAudience: grant.grantedAudience,
+    requestedAt: grant.requestedAt,
+    expiresAt,
+    sessionData: d.sessions.seal(grant.session),
+  });
+
+  async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<IssuedToken> {
+    const now = d.clock.now();
+    const expiresAt = new Date(
+      Math.floor((now.getTime() + lifespan(grant.client, kind, 'access_token')) / 1000) * 1000,
+    );
+    const strategy = grant.client.accessTokenStrategy || d.config.strategies.access_token;
+    let token: string;
+    let signature: string;
+    if (strategy === 'jwt') {
+      const key = await d.keys.signingKey('hydra.jwt.access-token');
+      const claims = accessTokenClaims(d.config, grant, now, expiresAt);
+      token = await new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
+      signature = token.split('.')[2] as string;
+    } else {
+      ({ token, signature } = generateOpaqueToken('ory_at_', secrets));
+    }
+    await insertAccessToken(db, { ...record(grant, signature, expiresAt), expiresAt });
+    return { token, signature, expiresAt };
+  }
+
+  async function refreshToken(db: Executor, grant: Grant, kind: GrantKind, accessSignature: string) {
+    const ms = lifespan(grant.client, kind, 'refresh_token');
+    const expiresAt = ms < 0 ? null : new Date(d.clock.now().getTime() + ms);
+    const { token, signature } = generateOpaqueToken('ory_rt_', secrets);
+    await insertRefreshToken(db, { ...record(grant, signature, expiresAt), accessTokenSignature: accessSignature });
+    return { token, signature, expiresAt };
+  }
+
+  async function authorizationCode(
+    db: Executor,
+    grant: Grant,
+    pkce: { redirectUri: string; codeChallenge: string; codeChallengeMethod: string },
+  ): Promise<IssuedToken> {
+    const expiresAt = new Date(d.clock.now().getTime() + d.config.ttl.auth_code);
+    const { token, signature } = generateOpaqueToken('ory_ac_', secrets);
+    await insertCode(db, { ...record(grant, signature, expiresAt), expiresAt, ...pkce });
+    return { token, signature, expiresAt };
+  }
+
+  /** Signs an ID token with `hydra.openid.id-token`; `accessToken`/`code` add at_hash/c_hash. */
+  async function idToken(grant: Grant, kind: GrantKind, bind: { accessToken?: string; code?: string } = {}) {
+    const key = await d.keys.signingKey('hydra.openid.id-token');
+    const now = Math.floor(d.clock.now().getTime() / 1000);
+    const claims: Record<string, unknown> = {
+      ...idTokenClaims(grant.session.idToken),
+      iat: now,
+      exp: now + Math.floor(lifespan(grant.client, kind, 'id_token') / 1000),
+      jti: randomUUID(),
+    };
+    if (bind.accessToken) claims.at_hash = halfHash(key.alg, bind.accessToken);
+    if (bind.code) claims.c_hash = halfHash(key.alg, bind.code);
+    return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
+  }
+
+  /** The token endpoint response: an access token, plus a refresh token and ID token when granted. */
+  async function tokenResponse(db: Executor, grant: Grant, kind: GrantKind): Promise<TokenResponse> {
+    const at = await accessToken(db, grant, kind);
+    const out: TokenResponse = {
+      access_token: at.token,
+      token_type: 'bearer',
+      expires_in: Math.max(0, Math.round(((at.expiresAt?.getTime() ?? 0) - d.clock.now().getTime()) / 1000)),
+      scope: grant.grantedScope.join(' '),
+    };
+    if (canIssueRefreshToken(grant)) out.refresh_token = (await refreshToken(db, grant, kind, at.signature)).token;
+    if (grant.grantedScope.includes('openid') && kind !== 'client_credentials' && kind !== 'jwt_bearer') {
+      out.id_token = await idToken(grant, kind, { accessToken: at.token });
+    }
+    return out;
+  }
+
+  return { lifespan, accessToken, refreshToken, authorizationCode, idToken, tokenResponse };
+}
+
+export type TokenIssuer = ReturnType<typeof createTokenIssuer>;

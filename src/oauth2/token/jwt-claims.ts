@@ -1,0 +1,56 @@
+/**
+ * Claims of JWT access tokens (Hydra §5.2), in one place: iss, sub, aud, exp, iat, nbf, jti,
+ * client_id, scp/scope per `strategies.jwt.scope_claim`, and the consent's `session.access_token`
+ * claims under the three rules:
+ * - keys in `oauth2.allowed_top_level_claims` (reserved names excluded) are copied to the top level;
+ * - `oauth2.mirror_top_level_claims` (default on): `ext` holds all custom claims;
+ * - mirroring off: `ext` holds only the non-promoted claims, and only with `oauth2.preserve_ext_claims`
+ *   (seed behaviour 7); otherwise they are dropped.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../../core/config/load.ts';
+import type { Grant } from './issue.ts';
+
+export const RESERVED_AT_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'scp', 'ext']);
+
+/** The custom-claim part (top-level promotions plus `ext`) of a JWT access token. */
+export function customAccessTokenClaims(
+  opts: { allowedTopLevel: readonly string[]; mirror: boolean; preserveExt: boolean },
+  ext: Record<string, unknown>,
+): Record<string, unknown> {
+  const allowed = opts.allowedTopLevel.filter((c) => !RESERVED_AT_CLAIMS.has(c));
+  const out: Record<string, unknown> = {};
+  for (const c of allowed) if (Object.hasOwn(ext, c)) out[c] = ext[c];
+  if (opts.mirror) out.ext = ext;
+  else if (opts.preserveExt) {
+    const rest = Object.fromEntries(Object.entries(ext).filter(([k]) => !allowed.includes(k)));
+    if (Object.keys(rest).length) out.ext = rest;
+  }
+  return out;
+}
+
+export function accessTokenClaims(config: Config, grant: Grant, now: Date, expiresAt: Date): Record<string, unknown> {
+  const iat = Math.floor(now.getTime() / 1000);
+  const claims: Record<string, unknown> = {
+    ...customAccessTokenClaims(
+      {
+        allowedTopLevel: config.oauth2.allowed_top_level_claims,
+        mirror: config.oauth2.mirror_top_level_claims,
+        preserveExt: config.oauth2.preserve_ext_claims,
+      },
+      grant.session.ext,
+    ),
+    iss: config.urls.self.issuer,
+    sub: grant.session.subject,
+    aud: grant.grantedAudience,
+    exp: Math.floor(expiresAt.getTime() / 1000),
+    iat,
+    jti: randomUUID(),
+    client_id: grant.client.id,
+  };
+  if (!config.oauth2.exclude_not_before_claim) claims.nbf = iat;
+  const mode = config.strategies.jwt.scope_claim;
+  if (mode === 'list' || mode === 'both') claims.scp = grant.grantedScope;
+  if (mode === 'string' || mode === 'both') claims.scope = grant.grantedScope.join(' ');
+  return claims;
+}

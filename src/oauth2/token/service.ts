@@ -1,0 +1,28 @@
+/** `POST /oauth2/token`: authenticate the client, then run the grant handler for `grant_type`. */
+import { oauth2Error } from '../oauth-errors.ts';
+import { authenticateClient, type ClientAuthDeps } from './client-auth.ts';
+import { GRANTS, type GrantDeps } from './grants/index.ts';
+import type { TokenResponse } from './issue.ts';
+
+export interface TokenServiceDeps extends GrantDeps {
+  clientAuth: ClientAuthDeps;
+}
+
+export function createTokenService(d: TokenServiceDeps) {
+  return {
+    /** Throws RFC 6749 errors; an unknown grant type is `invalid_request` (Hydra). */
+    async exchange(form: Record<string, string>, authorization: string | undefined): Promise<TokenResponse> {
+      if (!Object.keys(form).length && !authorization) {
+        throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
+      }
+      const grantType = (form.grant_type ?? '').trim();
+      if (!grantType) throw oauth2Error('invalid_request', { hint: "Request parameter 'grant_type' is missing" });
+      const client = await authenticateClient(d.clientAuth, { form, authorization });
+      const grant = GRANTS[grantType];
+      if (!grant || !Object.hasOwn(GRANTS, grantType)) throw oauth2Error('invalid_request');
+      return grant(d, client, form);
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

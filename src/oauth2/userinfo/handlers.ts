@@ -1,0 +1,25 @@
+/** `GET|POST /userinfo` (getOidcUserInfo). */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { firstValue } from '../guard.ts';
+import type { UserinfoService } from './service.ts';
+
+/** RFC 6750: the Authorization header, else an `access_token` form or query parameter. */
+function accessTokenOf(ctx: Context): string | undefined {
+  const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
+  if (m) return (m[1] as string).trim();
+  const body = ctx.request.body as Record<string, unknown> | undefined;
+  return firstValue(body?.access_token) || firstValue(ctx.query.access_token) || undefined;
+}
+
+export function registerUserinfoRoutes(router: Router, service: UserinfoService): void {
+  async function getOidcUserInfo(ctx: Context) {
+    const r = await service.userinfo(accessTokenOf(ctx));
+    if (r.kind === 'jwt') {
+      ctx.type = 'application/jwt';
+      ctx.body = r.token;
+    } else ctx.body = r.body;
+  }
+  router.get('/userinfo', getOidcUserInfo);
+  router.post('/userinfo', getOidcUserInfo);
+}
