@@ -9,8 +9,9 @@
  *
  * `db.engine: 'memory'` (or Jackson's `'mem'`) starts the embedded PostgreSQL in `db.dir`
  * (default `.gatehouse`). Migrations are applied in both cases. Webhooks are delivered by
- * graphile-worker jobs: with `memory` (or `worker: true`) the library runs a worker in-process;
- * with a database shared with a gatehouse service, that service's workers deliver them. `close()`
+ * graphile-worker jobs: with `memory` (or `worker: true`) the library runs a worker in-process
+ * (jobs only, no crontab); with a database shared with a gatehouse service, that service's
+ * workers deliver them. `close()`
  * stops the worker, releases the pool and stops an embedded PostgreSQL.
  */
 import { loadConfig } from './core/config/load.ts';
@@ -56,18 +57,38 @@ export interface ControllerOptions {
   };
   dsync?: {
     /**
-     * Jackson's embedded mode: every event of `requests.handle` goes to this callback (after the
-     * commit). Directories that have a webhook still get it delivered.
+     * Jackson's embedded mode: every event of `requests.handle` and `sync` goes to this callback
+     * (after the commit). Directories that have a webhook still get it delivered.
      */
     callback?: EventCallback;
     /** Jackson's batch mode: queue events and send up to this many per directory per POST. */
     webhookBatchSize?: number;
     /** Batch mode: process the queue on this interval, in seconds (Jackson's unit). */
     webhookBatchCronInterval?: number;
+    providers?: {
+      /**
+       * Jackson's Google OAuth client. The redirect URI is `externalUrl + callbackPath` and
+       * `google_authorization_url` is `externalUrl + authorizePath`. `authUrl`, `tokenUrl` and
+       * `apiUrl` (gatehouse's) point the calls elsewhere than Google (a proxy, a test double).
+       * There is no `cronInterval`: call `sync()` on your own schedule, or run `gatehouse worker`.
+       */
+      google?: {
+        clientId?: string;
+        clientSecret?: string;
+        authorizePath?: string;
+        callbackPath?: string;
+        authUrl?: string;
+        tokenUrl?: string;
+        apiUrl?: string;
+      };
+    };
   };
   /** Global webhook for `dsync.created/deleted/activated/deactivated` (Jackson's `webhook`). */
   webhook?: { endpoint?: string; secret?: string };
-  /** Run a worker in this process (delivers webhooks). Default: only with the memory engine. */
+  /**
+   * Run a graphile-worker in this process (jobs only: webhook deliveries, batch runs; no crontab).
+   * Default: only with the memory engine.
+   */
   worker?: boolean;
   /** Log level of the library's own logs (pino, to stderr). Default `warn`. */
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -77,6 +98,26 @@ export interface Controllers {
   directorySyncController: DirectorySyncController;
   /** Closes the database pool and stops an embedded PostgreSQL. */
   close(): Promise<void>;
+}
+
+type GoogleProviderOptions = NonNullable<NonNullable<ControllerOptions['dsync']>['providers']>['google'];
+
+function googleOverrides(g: GoogleProviderOptions): Record<string, string> {
+  const keys = {
+    clientId: 'client_id',
+    clientSecret: 'client_secret',
+    authorizePath: 'authorize_path',
+    callbackPath: 'callback_path',
+    authUrl: 'auth_url',
+    tokenUrl: 'token_url',
+    apiUrl: 'api_url',
+  } as const;
+  const out: Record<string, string> = {};
+  for (const [k, key] of Object.entries(keys)) {
+    const v = g?.[k as keyof typeof keys];
+    if (typeof v === 'string' && v !== '') out[`dsync.google.${key}`] = v;
+  }
+  return out;
 }
 
 export async function controllers(opts: ControllerOptions): Promise<Controllers> {
@@ -102,6 +143,7 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
       ...(opts.dsync?.webhookBatchCronInterval
         ? { 'dsync.webhook_batch_cron_interval': opts.dsync.webhookBatchCronInterval }
         : {}),
+      ...googleOverrides(opts.dsync?.providers?.google),
     },
   });
   const log = createLogger({ level: opts.logLevel ?? 'warn', destination: process.stderr as never });
@@ -117,6 +159,8 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
         pollInterval: config.worker.poll_interval,
         livenessIntervalMs: config.worker.liveness_check_interval,
         taskList: await loadTaskList(container),
+        // Jobs only: schedules (cloud sync sweeps, janitor, log purge) belong to `gatehouse worker`.
+        crontab: '',
       });
     } catch (e) {
       await container.close();

@@ -13,8 +13,12 @@
  * - `events.batch.process()` runs a processing pass and resolves when it is done (Jackson's
  *   returned at once); `push` and `scheduleWorker` do not exist (events are queued by the change
  *   that makes them, and the worker's timer replaces `scheduleWorker`).
- * - `google`/`cloudDirectory` and `sync` belong to the cloud-directory issue (#9): until then they
- *   answer `{data: null, error: {message: 'not implemented', code: 501}}`.
+ * - `google` (also as the seed's `cloudDirectory`): the state of the authorization URL is signed;
+ *   `completeAuthorization({code, state})` is the callback step for embedding apps (it checks the
+ *   state, exchanges the code and stores the tokens). Jackson's `createOAuth2Client` (a
+ *   google-auth-library object) does not exist.
+ * - `sync(callback?)` syncs every Google directory now and resolves when done, with one result per
+ *   directory (`{directoryId, status, reason?, counts, durationMs}`).
  */
 import { scimErrorBody } from '../core/http/errors.ts';
 import { AppError, isAppError } from '../core/errors.ts';
@@ -39,11 +43,6 @@ async function envelope<T>(fn: () => Promise<T>): Promise<Envelope<T>> {
     return { data: null, error: jacksonError(e) };
   }
 }
-
-const notImplemented = async (): Promise<Envelope<never>> => ({
-  data: null,
-  error: { message: 'not implemented', code: 501 },
-});
 
 /** Jackson threw this when a store was used before `setTenantAndProduct`. */
 function bound(tenant: unknown, product: unknown): { tenant: string; product: string } {
@@ -117,9 +116,12 @@ export function createDirectorySyncController(s: DsyncServices, o: { log?: Logge
   }
 
   const google = {
-    generateAuthorizationUrl: notImplemented,
-    getAccessToken: notImplemented,
-    setToken: notImplemented,
+    generateAuthorizationUrl: (p: { directoryId: string }) => envelope(() => s.google.generateAuthorizationUrl(p)),
+    getAccessToken: (p: { directoryId: string; code: string }) => envelope(() => s.google.getAccessToken(p)),
+    setToken: (p: { directoryId: string; accessToken: string; refreshToken: string }) =>
+      envelope(() => s.google.setToken(p)),
+    completeAuthorization: (p: { code: string; state: string; error?: string }) =>
+      envelope(() => s.google.completeAuthorization(p)),
   };
 
   return {
@@ -151,10 +153,12 @@ export function createDirectorySyncController(s: DsyncServices, o: { log?: Logge
     },
     /** Re-enqueues failed deliveries now (all, or one directory's): `{data: {jobs, batches}}`. */
     webhooks: { retry: (directoryId?: string) => envelope(() => s.webhooks.retry(directoryId)) },
-    // TODO(#9): cloud directory authorization and sync.
     google,
     cloudDirectory: google,
-    sync: notImplemented,
+    sync: (callback?: EventCallback) => {
+      const cb = callback ?? o.callback;
+      return envelope(() => s.google.syncAll(cb ? { callback: cb } : {}));
+    },
   };
 }
 

@@ -6,6 +6,7 @@
 import type Router from '@koa/router';
 import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { createGoogleService } from './cloud/google/service.ts';
 import { createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
 import { createBatchService } from './events/batch.ts';
@@ -30,6 +31,8 @@ export interface DsyncOptions {
 export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
   const cfg = core.config.dsync;
   const fetch = core.fetch.dsync;
+  const externalUrl = cfg.external_url.replace(/\/$/, '');
+  const g = cfg.google;
   const lifecycle = createLifecycleService({
     clock: core.clock,
     fetch,
@@ -41,9 +44,9 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     db: core.db,
     clock: core.clock,
     ring: keyRing(core.config.secrets.system, 'dsync'),
-    externalUrl: cfg.external_url.replace(/\/$/, ''),
+    externalUrl,
     scimPath: (opts.scimPath ?? SCIM_PREFIX).replace(/\/$/, ''),
-    googleAuthorizePath: cfg.google.authorize_path,
+    googleAuthorizePath: g.authorize_path,
     lifecycle: (trx, type, d) => lifecycle.emit(trx, type, d),
     // With internal ranges refused, a webhook URL that resolves inward is refused when it is set
     // (delivery checks again on every request). A name that does not resolve now is accepted.
@@ -87,6 +90,22 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     batch,
     lifecycle,
     webhooks: createRetryService({ db: core.db, directories, batch }),
+    google: createGoogleService({
+      db: core.db,
+      clock: core.clock,
+      log: core.log,
+      directories,
+      fetch: core.fetch.dsync,
+      stateRing: keyRing(core.config.secrets.system, 'state'),
+      clientId: g.client_id,
+      clientSecret: g.client_secret,
+      authUrl: g.auth_url,
+      tokenUrl: g.token_url,
+      apiUrl: g.api_url,
+      redirectUri: `${externalUrl}${g.callback_path}`,
+      syncIntervalMs: g.sync_interval,
+      delivery,
+    }),
   };
 }
 
@@ -105,7 +124,11 @@ export interface Dsync {
 export function createDsync(core: Core, opts: DsyncOptions = {}): Dsync {
   const services = createDsyncServices(core, opts);
   return {
-    publicRouter: publicRouter(services),
+    publicRouter: publicRouter(services, {
+      authorizePath: core.config.dsync.google.authorize_path,
+      callbackPath: core.config.dsync.google.callback_path,
+      secureCookies: core.config.serve.cookies.secure && !core.config.dev,
+    }),
     adminRouter: adminRouter(services, core.config.dsync.api_keys),
     errorFamilies: ERROR_FAMILIES,
     services,

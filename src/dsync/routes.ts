@@ -9,6 +9,8 @@ import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
 import type { ErrorFamily } from '../core/errors.ts';
+import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
+import type { GoogleService } from './cloud/google/service.ts';
 import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncMessage } from './errors.ts';
@@ -33,6 +35,7 @@ export interface DsyncRouteServices {
   scim: ScimService;
   batch: BatchService;
   webhooks: RetryService;
+  google: GoogleService;
 }
 
 /** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
@@ -52,13 +55,15 @@ export function apiKeyGuard(keys: readonly string[]) {
   };
 }
 
-export function publicRouter(s: DsyncRouteServices): Router {
+export function publicRouter(s: DsyncRouteServices, google: GoogleRouteOptions): Router {
   const r = new Router();
   r.use(async (ctx, next) => {
     ctx.state.errorFamily = 'scim';
     await next();
   });
   scimRoutes(r, s);
+  // The Google authorization routes set the `dsync` error family themselves.
+  googlePublicRoutes(r, s, google);
   return r;
 }
 
@@ -81,6 +86,7 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   groupRoutes(r, s);
   eventRoutes(r, s);
   webhookRoutes(r, s);
+  googleAdminRoutes(r, s);
   directoryByIdRoutes(r, s);
   return r;
 }

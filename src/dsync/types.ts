@@ -34,6 +34,10 @@ export interface Directory {
   scim: { path: string; secret: string };
   googleAccessToken: string;
   googleRefreshToken: string;
+  /** The Workspace's domain ('' until known). */
+  googleDomain: string;
+  /** When the stored access token expires; null when unknown (tokens set by hand). */
+  googleAccessTokenExpiresAt: Date | null;
   createdAt: Date;
 }
 
@@ -47,6 +51,7 @@ export interface DirectoryRecord {
   log_webhook_events: boolean;
   webhook: { endpoint: string; secret: string };
   scim: { path: string; secret: string; endpoint?: string };
+  google_domain?: string;
   google_access_token?: string;
   google_refresh_token?: string;
   deactivated: boolean;

@@ -28,6 +28,11 @@ import { createTokenIssuer } from './token/issue.ts';
 import { createTokenService } from './token/service.ts';
 import { registerUserinfoRoutes } from './userinfo/handlers.ts';
 import { createUserinfoService } from './userinfo/service.ts';
+import { createLogoutChannels } from './logout/channels.ts';
+import { createLogoutCodec } from './logout/challenge.ts';
+import { registerLogoutRoutes } from './logout/handlers.ts';
+import { createLogoutService } from './logout/service.ts';
+import { registerFallbackRoutes } from './fallbacks.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
   return {
@@ -81,8 +86,14 @@ export function createFlowFeatures(
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   registerUserinfoRoutes(deps.publicRouter, userinfo);
-  const consentSessions = createSessionsService({ config, clock, db, clients, sessions });
+  const log = core.log;
+  const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
+  const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
   registerSessionRoutes(deps.adminRouter, consentSessions);
+  const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
+  const logout = createLogoutService({ config, clock, db, codec: logoutCodec, cookies, clients, keys, channels, log });
+  registerLogoutRoutes(deps.publicRouter, deps.adminRouter, logout, config);
+  registerFallbackRoutes(deps.publicRouter);
 
   return {
     flows,
@@ -91,6 +102,11 @@ export function createFlowFeatures(
     issuer,
     userinfo,
     sessions: consentSessions,
+    /** RP- and OP-initiated logout, the logout admin API. */
+    logout,
+    /** Front- and back-channel logout (the `oauth2_backchannel_logout` task delivers through it). */
+    channels,
+    logoutCodec,
     sessionCodec: sessions,
     codec,
     cookies,
@@ -119,6 +135,9 @@ export function clientPortOf(clients: ClientService): ClientPort {
     sectorIdentifierUri: c.sector_identifier_uri,
     accessTokenStrategy: c.access_token_strategy,
     skipConsent: c.skip_consent,
+    postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
+    frontchannelLogoutUri: c.frontchannel_logout_uri,
+    backchannelLogoutUri: c.backchannel_logout_uri,
     lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
     wire: renderClient(c),
   });

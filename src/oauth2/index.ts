@@ -17,6 +17,7 @@ import { createRegistrationService, type RegistrationService } from './clients/r
 import { mountClientRoutes } from './clients/routes.ts';
 import { type ClientService, createClientService } from './clients/service.ts';
 import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
+import { createJanitor, type Janitor } from './janitor/service.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -31,6 +32,8 @@ export interface OAuth2 {
   registration: RegistrationService;
   /** Login/consent, authorization, token issuance, userinfo and consent sessions. */
   flows: FlowFeatures;
+  /** Bounded-batch deletion of expired rows (`gatehouse janitor`, the `oauth2_janitor` task). */
+  janitor: Janitor;
 }
 
 export function createOAuth2(core: Core): OAuth2 {
@@ -67,5 +70,6 @@ export function createOAuth2(core: Core): OAuth2 {
     publicRouter,
     adminRouter,
   });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows };
+  const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, janitor };
 }

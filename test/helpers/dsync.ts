@@ -70,6 +70,12 @@ export function scimClient(s: TestServer, dir: DirectoryRecord, secret: string |
   };
 }
 
+/** A delivered event (webhook body, callback argument) without gatehouse's id/seq/created_at: Jackson's object. */
+export function jacksonEvent(e: DirectorySyncEvent & { id?: string; seq?: number; created_at?: string }) {
+  const { id: _id, seq: _seq, created_at: _at, ...rest } = e;
+  return rest;
+}
+
 /** Stored events of a directory, in sequence order. */
 export async function storedEvents(
   s: TestServer,

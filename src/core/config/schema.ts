@@ -210,6 +210,22 @@ export const spec = {
       bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
     },
     session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    session_revocation: {
+      batch_size: int(
+        100,
+        'Login sessions deleted per transaction by `DELETE /admin/oauth2/auth/sessions/login?subject=` (each batch commits on its own).',
+        1,
+        100_000,
+      ),
+    },
+    backchannel_logout: {
+      max_attempts: int(
+        10,
+        'Delivery attempts of one back-channel logout notification before its job is left failed.',
+        1,
+      ),
+      timeout: dur('10s', 'Timeout of one back-channel logout request.'),
+    },
     token_hook: url('Token hook URL called before tokens are issued.', '""'),
   },
   oidc: {
@@ -331,10 +347,17 @@ export const spec = {
         'Path (on `dsync.external_url`) that starts the Google authorization.',
       ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
-      auth_url: url('Google authorization endpoint.', 'https://accounts.google.com/o/oauth2/v2/auth'),
+      auth_url: url(
+        'Google authorization endpoint (point it elsewhere for a test double or an air-gapped proxy).',
+        'https://accounts.google.com/o/oauth2/v2/auth',
+      ),
       token_url: url('Google token endpoint.', 'https://oauth2.googleapis.com/token'),
-      api_url: url('Google Admin SDK base URL.', 'https://admin.googleapis.com'),
-      sync_interval: dur('2h', 'How often cloud directories are synced (the crontab schedules the sweep).'),
+      api_url: url('Base URL of the Google Admin SDK (Directory API).', 'https://admin.googleapis.com'),
+      sync_interval: secs(
+        '2h',
+        'How often each Google directory is synced: the crontab sweep (every 10 minutes) enqueues the directories whose last run started longer ago (seconds or a duration; 0: only on demand).',
+        { aliases: ['DSYNC_GOOGLE_CRON_INTERVAL'] },
+      ),
     },
   },
 } satisfies { [key: string]: SpecNode };

@@ -184,6 +184,8 @@ export interface DsyncDirectoriesTable {
   google_access_token: Generated<string>;
   google_refresh_token: Generated<string>;
   event_seq: Generated<number>;
+  google_domain: Generated<string>;
+  google_access_token_expires_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -267,6 +269,18 @@ export interface WorkerPoolsTable {
   started_at: Generated<Date>;
 }
 
+/** One row per cloud-synced directory (sql/0170): the lease of the run in progress and the last outcome. */
+export interface DsyncCloudSyncsTable {
+  directory_id: string;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  status: 'running' | 'completed' | 'failed' | 'stopped';
+  started_at: Date;
+  finished_at: Date | null;
+  error: Generated<string>;
+  stats: Json<Record<string, unknown>> | null;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -288,6 +302,7 @@ export interface Database {
   dsync_webhook_backoff: DsyncWebhookBackoffTable;
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
+  dsync_cloud_syncs: DsyncCloudSyncsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -419,6 +434,8 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'event_seq',
     'created_at',
     'updated_at',
+    'google_domain',
+    'google_access_token_expires_at',
   ],
   dsync_users: [
     'directory_id',
@@ -452,4 +469,14 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'completed_at',
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
+  dsync_cloud_syncs: [
+    'directory_id',
+    'lease_owner',
+    'lease_until',
+    'status',
+    'started_at',
+    'finished_at',
+    'error',
+    'stats',
+  ],
 };

@@ -66,3 +66,18 @@ export async function retryFailedJobs(exec: Executor, f: JobFilter = {}): Promis
   );
   return rows.map((r) => Number(r.id));
 }
+
+/**
+ * Deletes dead jobs (out of attempts, not running) holding one of these job keys. A dead job keeps
+ * its key, and `unsafe_dedupe` enqueues (one job per key, even while it runs) would otherwise
+ * never add that key again. Returns the ids deleted.
+ */
+export async function removeDeadJobsByKey(exec: Executor, keys: string[]): Promise<number[]> {
+  if (!keys.length) return [];
+  const { rows } = await sql<{ id: number }>`
+    select id from graphile_worker.complete_jobs(array(
+      select id from graphile_worker.jobs
+      where key = any(${keys}::text[]) and attempts >= max_attempts and locked_at is null
+    ))`.execute(exec);
+  return rows.map((r) => Number(r.id));
+}

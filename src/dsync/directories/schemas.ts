@@ -11,6 +11,7 @@ export const createDirectorySchema = z.object({
   webhook_url: url.nullish(),
   webhook_secret: z.string().nullish(),
   log_webhook_events: z.boolean().nullish(),
+  google_domain: z.string().max(255).nullish(),
   google_access_token: z.string().nullish(),
   google_refresh_token: z.string().nullish(),
 });
@@ -23,6 +24,7 @@ export const updateDirectorySchema = z.object({
   webhook: z.object({ endpoint: url.nullish(), secret: z.string().nullish() }).optional(),
   webhook_url: url.nullish(),
   webhook_secret: z.string().nullish(),
+  google_domain: z.string().max(255).optional(),
   google_access_token: z.string().optional(),
   google_refresh_token: z.string().optional(),
 });

@@ -64,6 +64,8 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       scim: { path: r.scim_path, secret: openField(r.id, 'scim_secret', r.scim_secret) },
       googleAccessToken: openField(r.id, 'google_access_token', r.google_access_token),
       googleRefreshToken: openField(r.id, 'google_refresh_token', r.google_refresh_token),
+      googleDomain: r.google_domain,
+      googleAccessTokenExpiresAt: r.google_access_token_expires_at,
       createdAt: r.created_at,
     };
   }
@@ -86,7 +88,11 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       webhook: { ...d.webhook },
       scim,
       ...(d.type === 'google'
-        ? { google_access_token: d.googleAccessToken, google_refresh_token: d.googleRefreshToken }
+        ? {
+            google_domain: d.googleDomain,
+            google_access_token: d.googleAccessToken,
+            google_refresh_token: d.googleRefreshToken,
+          }
         : {}),
       deactivated: d.deactivated,
       ...(d.type === 'google' ? { google_authorization_url: `${o.externalUrl}${o.googleAuthorizePath}` } : {}),
@@ -139,6 +145,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       scim_path: scim ? `${o.scimPath}/${id}` : '',
       // 16 CSPRNG bytes, base64url without padding: 22 characters, as Jackson's createRandomSecret(16).
       scim_secret: scim ? sealField(id, 'scim_secret', randomToken(16)) : '',
+      google_domain: type === 'google' ? (p.google_domain ?? '') : '',
       google_access_token: type === 'google' ? sealField(id, 'google_access_token', p.google_access_token ?? '') : '',
       google_refresh_token:
         type === 'google' ? sealField(id, 'google_refresh_token', p.google_refresh_token ?? '') : '',
@@ -177,8 +184,13 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       ...(p.deactivated !== undefined ? { deactivated: p.deactivated } : {}),
       webhook_endpoint: webhook.endpoint,
       webhook_secret: sealField(current.id, 'webhook_secret', webhook.secret),
+      ...(p.google_domain !== undefined ? { google_domain: p.google_domain } : {}),
+      // A token set by hand has an unknown expiry: it is used until Google rejects it.
       ...(p.google_access_token !== undefined
-        ? { google_access_token: sealField(current.id, 'google_access_token', p.google_access_token) }
+        ? {
+            google_access_token: sealField(current.id, 'google_access_token', p.google_access_token),
+            google_access_token_expires_at: null,
+          }
         : {}),
       ...(p.google_refresh_token !== undefined
         ? { google_refresh_token: sealField(current.id, 'google_refresh_token', p.google_refresh_token) }
@@ -246,7 +258,45 @@ export function createDirectoriesService(o: DirectoriesOptions) {
 
   const count = () => store.countDirectories(o.db);
 
-  return { load, lock, record, create, get, update, remove, byTenantAndProduct, list, filterBy, resolveScope, count };
+  /**
+   * Stores the cloud tokens of a directory, sealed (the authorization callback, `setToken`, and a
+   * refresh during a sync). `refreshToken` and `domain` are kept when not given. Undefined when the
+   * directory does not exist.
+   */
+  async function setGoogleTokens(
+    id: string,
+    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string },
+    db: Executor = o.db,
+  ): Promise<Directory | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const key = id.toLowerCase();
+    const row = await store.updateDirectory(db, key, {
+      google_access_token: sealField(key, 'google_access_token', t.accessToken),
+      google_access_token_expires_at: t.expiresAt,
+      ...(t.refreshToken !== undefined
+        ? { google_refresh_token: sealField(key, 'google_refresh_token', t.refreshToken) }
+        : {}),
+      ...(t.domain !== undefined ? { google_domain: t.domain } : {}),
+      updated_at: o.clock.now(),
+    });
+    return row && fromRow(row);
+  }
+
+  return {
+    load,
+    lock,
+    record,
+    create,
+    get,
+    update,
+    remove,
+    byTenantAndProduct,
+    list,
+    filterBy,
+    resolveScope,
+    count,
+    setGoogleTokens,
+  };
 }
 
 export type DirectoriesService = ReturnType<typeof createDirectoriesService>;

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
-import { enqueueMany, hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
+import { enqueueManyWithIds, hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
 import { allocateEventSeq } from '../store/directories.ts';
 import { type EventRow, insertEvents } from '../store/events.ts';
 import { insertOutbox } from '../store/outbox.ts';
@@ -105,7 +105,7 @@ async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], poli
     }
     return;
   }
-  const jobIds = await enqueueMany(
+  const jobIds = await enqueueManyWithIds(
     trx,
     DELIVER_TASK,
     rows.map((r) => ({ directoryId: d.id, eventId: r.id })),

@@ -106,3 +106,57 @@ export async function listGroups(
   }
   return { groups: rows.map(toGroup), total };
 }
+
+/** The groups of the directory with these ids (any order). */
+export async function findGroups(db: Executor, directoryId: string, ids: string[]): Promise<DsyncGroup[]> {
+  if (!ids.length) return [];
+  const rows = await db
+    .selectFrom('dsync_groups')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where('id', 'in', ids)
+    .execute();
+  return rows.map(toGroup);
+}
+
+/** Inserts several groups in one statement (cloud sync pages). */
+export async function insertGroups(db: Executor, groups: DsyncGroup[]): Promise<void> {
+  if (!groups.length) return;
+  await db
+    .insertInto('dsync_groups')
+    .values(
+      groups.map((g) => ({
+        directory_id: g.directoryId,
+        id: g.id,
+        name: g.name,
+        external_id: g.externalId,
+        raw: JSON.stringify(g.raw),
+      })),
+    )
+    .execute();
+}
+
+/** Group ids of the directory after `afterId`, in id order (keyset pages). */
+export async function listGroupIds(db: Executor, directoryId: string, afterId: string, limit: number) {
+  const rows = await db
+    .selectFrom('dsync_groups')
+    .select('id')
+    .where('directory_id', '=', directoryId)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Deletes these groups (their memberships go by foreign key); returns them as they were, in id order. */
+export async function deleteGroups(db: Executor, directoryId: string, ids: string[]): Promise<DsyncGroup[]> {
+  if (!ids.length) return [];
+  const rows = await db
+    .deleteFrom('dsync_groups')
+    .where('directory_id', '=', directoryId)
+    .where('id', 'in', ids)
+    .returningAll()
+    .execute();
+  return rows.map(toGroup).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}

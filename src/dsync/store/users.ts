@@ -139,3 +139,65 @@ export async function findUsers(db: Executor, directoryId: string, ids: string[]
     .execute();
   return rows.map(toUser);
 }
+
+/** Inserts several users in one statement (cloud sync pages). */
+export async function insertUsers(db: Executor, users: DsyncUser[]): Promise<void> {
+  if (!users.length) return;
+  await db
+    .insertInto('dsync_users')
+    .values(users.map((u) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) })))
+    .execute();
+}
+
+/** Users of the directory whose userName or email is one of `names` (compared lower-cased). */
+export async function findUsersByNames(
+  db: Executor,
+  directoryId: string,
+  names: string[],
+): Promise<Array<{ id: string; userName: string | null; email: string | null }>> {
+  const lower = [...new Set(names.map((n) => n.toLowerCase()))];
+  if (!lower.length) return [];
+  const rows = await db
+    .selectFrom('dsync_users')
+    .select(['id', 'user_name', 'email'])
+    .where('directory_id', '=', directoryId)
+    .where((eb) => eb.or([eb(eb.fn('lower', ['user_name']), 'in', lower), eb(eb.fn('lower', ['email']), 'in', lower)]))
+    .execute();
+  return rows.map((r) => ({ id: r.id, userName: r.user_name, email: r.email }));
+}
+
+/** User ids of the directory after `afterId`, in id order (keyset pages). */
+export async function listUserIds(db: Executor, directoryId: string, afterId: string, limit: number) {
+  const rows = await db
+    .selectFrom('dsync_users')
+    .select('id')
+    .where('directory_id', '=', directoryId)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Deletes these users (their memberships go by foreign key); returns them as they were, in id order. */
+export async function deleteUsers(db: Executor, directoryId: string, ids: string[]): Promise<DsyncUser[]> {
+  if (!ids.length) return [];
+  const rows = await db
+    .deleteFrom('dsync_users')
+    .where('directory_id', '=', directoryId)
+    .where('id', 'in', ids)
+    .returningAll()
+    .execute();
+  return rows.map(toUser).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Frees the userName and email of these users (a rename cycle is then applied in the same transaction). */
+export async function clearUserNames(db: Executor, directoryId: string, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  await db
+    .updateTable('dsync_users')
+    .set({ user_name: null, email: null })
+    .where('directory_id', '=', directoryId)
+    .where('id', 'in', ids)
+    .execute();
+}

@@ -238,11 +238,4 @@ describe('requests.handle, users and groups', () => {
     expect(pages.map((p) => p.data?.length)).toEqual([2, 2, 1]);
     expect(await groups.getGroupMembers({ groupId: 'nope' })).toEqual({ data: [] });
   });
-
-  it('leaves the cloud-directory operations to a later issue, saying so', async () => {
-    const notImplemented = { data: null, error: { message: 'not implemented', code: 501 } };
-    expect(await ctl().google.generateAuthorizationUrl()).toEqual(notImplemented);
-    expect(await ctl().cloudDirectory.setToken()).toEqual(notImplemented);
-    expect(await ctl().sync()).toEqual(notImplemented);
-  });
 });

@@ -1,0 +1,79 @@
+/**
+ * HTTP routes of Google Workspace sync (Jackson pages/api/scim/oauth/*, pages/api/v1/dsync/cron/
+ * sync-google.ts).
+ *
+ * Public listener (where `dsync.external_url` points: the admin's browser must reach both):
+ * - `GET {authorize_path}?directoryId=` → 302 to Google's consent screen. It also sets a short-lived
+ *   HttpOnly cookie (path: the callback path, SameSite=Lax so it comes back with Google's
+ *   top-level redirect) holding a nonce that the signed state carries too.
+ * - `GET {callback_path}?code&state` → checks the state and the cookie, exchanges the code, stores
+ *   the tokens; `200` text as Jackson. Any problem is a clear `{error: {message}}` (no exchange
+ *   happens for a bad state).
+ * Admin listener (behind the Api-Key guard): `ANY /api/v1/dsync/cron/sync-google` → a forced sweep is
+ * enqueued; `{message: 'Sync started'}`.
+ */
+import type Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { dsyncMessage } from '../../errors.ts';
+import { STATE_TTL_MS } from './state.ts';
+import { authorizeQuery, callbackQuery } from './schemas.ts';
+import type { GoogleService } from './service.ts';
+
+export const STATE_COOKIE = 'gatehouse_google_authorization';
+export const AUTHORIZED_TEXT = 'Authorized done successfully. You may close this window.';
+
+export interface GoogleRouteOptions {
+  authorizePath: string;
+  callbackPath: string;
+  /** `serve.cookies.secure` and not `dev` */
+  secureCookies: boolean;
+}
+
+/** Errors of these routes render as Jackson's `{error: {message}}`, not as SCIM errors. */
+async function dsyncFamily(ctx: Context, next: Next) {
+  ctx.state.errorFamily = 'dsync';
+  await next();
+}
+
+function cookieOptions(ctx: Context, o: GoogleRouteOptions) {
+  // Koa refuses Secure cookies on plain HTTP; TLS usually ends at a proxy in front of gatehouse.
+  if (o.secureCookies) (ctx.cookies as unknown as { secure: boolean }).secure = true;
+  return { httpOnly: true, secure: o.secureCookies, sameSite: 'lax' as const, path: o.callbackPath, overwrite: true };
+}
+
+export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: GoogleRouteOptions): void {
+  /** Starts the authorization of a Google directory (the directory's `google_authorization_url`). */
+  r.get(o.authorizePath, dsyncFamily, async (ctx: Context) => {
+    const q = authorizeQuery.safeParse(ctx.query);
+    if (!q.success) throw dsyncMessage(400, 'Invalid query parameters.');
+    const { authorizationUrl, nonce } = await s.google.startAuthorization({ directoryId: q.data.directoryId });
+    ctx.cookies.set(STATE_COOKIE, nonce, { ...cookieOptions(ctx, o), maxAge: STATE_TTL_MS });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 302;
+    ctx.redirect(authorizationUrl);
+  });
+
+  /** Google sends the admin's browser back here with the code. */
+  r.get(o.callbackPath, dsyncFamily, async (ctx: Context) => {
+    const q = callbackQuery.safeParse(ctx.query);
+    if (!q.success) throw dsyncMessage(400, 'Invalid query parameters.');
+    await s.google.completeAuthorization({ ...q.data, nonce: ctx.cookies.get(STATE_COOKIE) });
+    ctx.cookies.set(STATE_COOKIE, null, cookieOptions(ctx, o));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'text/plain';
+    ctx.body = AUTHORIZED_TEXT;
+  });
+
+  for (const path of [o.authorizePath, o.callbackPath])
+    r.all(path, dsyncFamily, (ctx) => {
+      throw dsyncMessage(405, `Method ${ctx.method} not allowed.`, { Allow: 'GET' });
+    });
+}
+
+export function googleAdminRoutes(r: Router, s: { google: GoogleService }): void {
+  /** Syncs every Google directory soon (Jackson answers before the sync runs, too). */
+  r.all('/cron/sync-google', async (ctx: Context) => {
+    await s.google.requestSweep();
+    ctx.body = { message: 'Sync started' };
+  });
+}
