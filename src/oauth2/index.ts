@@ -17,6 +17,8 @@ import { createRegistrationService, type RegistrationService } from './clients/r
 import { mountClientRoutes } from './clients/routes.ts';
 import { type ClientService, createClientService } from './clients/service.ts';
 import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
+import { registerTrustRoutes } from './trust/handlers.ts';
+import { createTrustService, type TrustService } from './trust/service.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -29,8 +31,10 @@ export interface OAuth2 {
   clients: ClientService;
   /** OpenID Connect dynamic client registration. */
   registration: RegistrationService;
-  /** Login/consent, authorization, token issuance, userinfo and consent sessions. */
+  /** Login/consent, authorization, token issuance, userinfo, introspection, revocation, consent sessions. */
   flows: FlowFeatures;
+  /** Trusted issuers of the JWT bearer grant (RFC 7523). */
+  trust: TrustService;
 }
 
 export function createOAuth2(core: Core): OAuth2 {
@@ -61,11 +65,14 @@ export function createOAuth2(core: Core): OAuth2 {
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
   mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
+  const trust = createTrustService({ db: core.db, clock, config, nid, sealer });
+  registerTrustRoutes(adminRouter, trust);
   const flows = createFlowFeatures(core, {
     clients: clientPortOf(clients),
     keys: keyPortOf(keys),
+    trust,
     publicRouter,
     adminRouter,
   });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows };
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust };
 }

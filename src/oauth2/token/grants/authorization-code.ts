@@ -3,27 +3,17 @@
  * row is flipped inactive in the transaction that issues the tokens, and presenting a used code
  * revokes every token of its grant family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
  */
-import type { Kysely } from 'kysely';
-import type { Clock } from '../../../core/clock.ts';
-import type { Config } from '../../../core/config/load.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
-import type { Database } from '../../../core/db/schema.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
-import type { SessionCodec } from '../../session-data.ts';
 import { consumeCode, deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
-import type { TokenIssuer, TokenResponse } from '../issue.ts';
+import type { TokenResponse } from '../issue.ts';
 import type { GrantSession } from '../session.ts';
+import type { GrantDeps } from './deps.ts';
 
-export interface GrantDeps {
-  config: Config;
-  clock: Clock;
-  db: Kysely<Database>;
-  sessions: SessionCodec;
-  issuer: TokenIssuer;
-}
+export type { GrantDeps };
 
 const used = () => oauth2Error('invalid_grant', { hint: 'The authorization code has already been used.' });
 
