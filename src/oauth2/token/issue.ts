@@ -40,6 +40,8 @@ export interface IssuedToken {
 
 /** A token built but not yet stored; `row` is undefined for stateless JWT access tokens. */
 export interface MintedToken extends IssuedToken {
+  /** Seconds from issuance to expiry (the `expires_in` of the response). */
+  expiresIn: number;
   row: (TokenRecord & { expiresAt: Date }) | undefined;
 }
 
@@ -113,9 +115,9 @@ export function createTokenIssuer(d: IssuerDeps) {
    */
   async function mintAccessToken(grant: Grant, kind: GrantKind): Promise<MintedToken> {
     const now = d.clock.now();
-    const expiresAt = new Date(
-      Math.floor((now.getTime() + lifespan(grant.client, kind, 'access_token')) / 1000) * 1000,
-    );
+    const ms = lifespan(grant.client, kind, 'access_token');
+    // Expiry rounded to the second (JWT exp), as Hydra rounds it; expires_in is the lifespan itself.
+    const expiresAt = new Date(Math.round((now.getTime() + ms) / 1000) * 1000);
     const stateless = d.config.strategies.jwt.stateless;
     let token: string;
     let signature: string;
@@ -129,7 +131,8 @@ export function createTokenIssuer(d: IssuerDeps) {
       ({ token, signature } = generateOpaqueToken('ory_at_', secrets));
     }
     const row = stateless.enabled ? undefined : { ...record(grant, signature, expiresAt), expiresAt };
-    return { token, signature, expiresAt, row };
+    const expiresIn = Math.max(0, Math.round(ms / 1000));
+    return { token, signature, expiresAt, expiresIn, row };
   }
 
   async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<IssuedToken> {
@@ -188,7 +191,7 @@ export function createTokenIssuer(d: IssuerDeps) {
     const response: TokenResponse = {
       access_token: at.token,
       token_type: 'bearer',
-      expires_in: Math.max(0, Math.round(((at.expiresAt?.getTime() ?? 0) - d.clock.now().getTime()) / 1000)),
+      expires_in: at.expiresIn,
       scope: grant.grantedScope.join(' '),
     };
     // Machine grants (client_credentials, jwt-bearer) never get a refresh token or an ID token.
