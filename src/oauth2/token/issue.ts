@@ -135,7 +135,7 @@ export function createTokenIssuer(d: IssuerDeps) {
     return { token, signature, expiresAt, expiresIn, row };
   }
 
-  async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<IssuedToken> {
+  async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<MintedToken> {
     const t = await mintAccessToken(grant, kind);
     if (t.row) await insertAccessToken(db, t.row);
     return t;
