@@ -8,6 +8,7 @@ import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
+import { registerTokens } from './tokens.ts';
 import { registerWorker } from './worker.ts';
 
 export function buildProgram(): Command {
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerJwks(program);
   registerPerform(program);
   registerClients(program);
+  registerTokens(program);
   return program;
 }
 
