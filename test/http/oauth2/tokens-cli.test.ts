@@ -40,7 +40,7 @@ describe('token CLI commands', () => {
     const json = await performJson(['--scope', 'read', '--scope', 'write', '--audience', 'https://api.example.com']);
     expect(json).toMatchObject({ token_type: 'bearer', scope: 'read write' });
     expect(json.access_token).toMatch(/^ory_at_/);
-    expect(Date.parse(json.expiry) - Date.now()).toBeGreaterThan(3500_000);
+    expect(Date.parse(json.expiry ?? '') - Date.now()).toBeGreaterThan(3500_000);
     const table = await runCli(
       ['perform', 'client-credentials', '--client-id', client.client_id, '--client-secret', client.client_secret ?? ''],
       { ORY_SDK_URL: t.publicUrl },
