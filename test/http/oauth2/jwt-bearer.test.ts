@@ -270,6 +270,9 @@ describe('trusted issuer admin API', () => {
     const page2 = (await (await fetch(`${t.adminUrl}${next}`)).json()) as any[];
     const ids = [((await page1.json()) as any[])[0].id, page2[0].id];
     expect(ids.sort()).toEqual([r.body.id, second.body.id].sort());
+    const badToken = await fetch(`${t.adminUrl}${BASE}?page_token=garbage`);
+    expect(badToken.status).toBe(400);
+    expect(((await badToken.json()) as any).error_description).toContain('invalid pagination token');
     const filtered = (await (
       await fetch(`${t.adminUrl}${BASE}?issuer=${encodeURIComponent('https://b.example')}`)
     ).json()) as any[];

@@ -59,24 +59,25 @@ export async function authorizationCodeGrant(
     code.codeChallengeMethod,
     form.code_verifier ?? '',
   );
-  const session = d.sessions.open<GrantSession>(code.sessionData);
+  // Signed before the transaction, so no signing (and no second pooled connection) happens inside it.
+  const prepared = await d.issuer.prepareTokenResponse(
+    {
+      requestId: code.requestId,
+      client,
+      requestedScope: code.requestedScope,
+      grantedScope: code.grantedScope,
+      requestedAudience: code.requestedAudience,
+      grantedAudience: code.grantedAudience,
+      requestedAt: code.requestedAt,
+      session: d.sessions.open<GrantSession>(code.sessionData),
+    },
+    'authorization_code',
+  );
   try {
     return await withTx(d.db, async (trx) => {
       if (!(await consumeCode(trx, signature))) throw new CodeReplay();
-      return d.issuer.tokenResponse(
-        trx,
-        {
-          requestId: code.requestId,
-          client,
-          requestedScope: code.requestedScope,
-          grantedScope: code.grantedScope,
-          requestedAudience: code.requestedAudience,
-          grantedAudience: code.grantedAudience,
-          requestedAt: code.requestedAt,
-          session,
-        },
-        'authorization_code',
-      );
+      await prepared.save(trx);
+      return prepared.response;
     });
   } catch (e) {
     if (!(e instanceof CodeReplay)) throw e;
