@@ -63,6 +63,13 @@ export interface ContainerOptions {
   fetchOptions?: Partial<SafeFetchOptions>;
 }
 
+/** The system secrets a process uses: the configured ones, else the development secret of `dsn: memory` if one exists. */
+export function systemSecrets(config: Config): string[] {
+  if (config.secrets.system.length) return [...config.secrets.system];
+  const file = join(resolve(config.db.memory.dir), 'dev-secret');
+  return config.dsn === 'memory' && existsSync(file) ? [readFileSync(file, 'utf8').trim()] : [];
+}
+
 /** With `dsn: memory` and no secret configured, a development secret is generated once and kept in the data folder. */
 function devSecret(dir: string, log: Logger): string {
   const file = join(resolve(dir), 'dev-secret');

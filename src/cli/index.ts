@@ -3,6 +3,8 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';
+import { registerDebug } from './debug.ts';
+import { registerJanitor } from './janitor.ts';
 import { registerJobs } from './jobs.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
@@ -30,6 +32,8 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerMigrate(program);
   registerJobs(program);
+  registerJanitor(program);
+  registerDebug(program);
   registerJwks(program);
   registerPerform(program);
   registerClients(program);

@@ -34,6 +34,11 @@ import { registerRevocationRoutes } from './revoke/handlers.ts';
 import { createRevocationService } from './revoke/service.ts';
 import { createTokenLookup } from './token/lookup.ts';
 import type { TrustService } from './trust/service.ts';
+import { createLogoutChannels } from './logout/channels.ts';
+import { createLogoutCodec } from './logout/challenge.ts';
+import { registerLogoutRoutes } from './logout/handlers.ts';
+import { createLogoutService } from './logout/service.ts';
+import { registerFallbackRoutes } from './fallbacks.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
   return {
@@ -86,8 +91,14 @@ export function createFlowFeatures(
   registerIntrospectionRoutes(deps.adminRouter, introspection);
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
   registerRevocationRoutes(deps.publicRouter, deps.adminRouter, revocation);
-  const consentSessions = createSessionsService({ config, clock, db, clients, sessions });
+  const log = core.log;
+  const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
+  const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
   registerSessionRoutes(deps.adminRouter, consentSessions);
+  const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
+  const logout = createLogoutService({ config, clock, db, codec: logoutCodec, cookies, clients, keys, channels, log });
+  registerLogoutRoutes(deps.publicRouter, deps.adminRouter, logout, config);
+  registerFallbackRoutes(deps.publicRouter);
 
   return {
     flows,
@@ -98,6 +109,11 @@ export function createFlowFeatures(
     introspection,
     revocation,
     sessions: consentSessions,
+    /** RP- and OP-initiated logout, the logout admin API. */
+    logout,
+    /** Front- and back-channel logout (the `oauth2_backchannel_logout` task delivers through it). */
+    channels,
+    logoutCodec,
     sessionCodec: sessions,
     codec,
     cookies,
@@ -126,6 +142,9 @@ export function clientPortOf(clients: ClientService): ClientPort {
     sectorIdentifierUri: c.sector_identifier_uri,
     accessTokenStrategy: c.access_token_strategy,
     skipConsent: c.skip_consent,
+    postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
+    frontchannelLogoutUri: c.frontchannel_logout_uri,
+    backchannelLogoutUri: c.backchannel_logout_uri,
     lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
     wire: renderClient(c),
   });

@@ -19,6 +19,7 @@ import { type ClientService, createClientService } from './clients/service.ts';
 import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
 import { registerTrustRoutes } from './trust/handlers.ts';
 import { createTrustService, type TrustService } from './trust/service.ts';
+import { createJanitor, type Janitor } from './janitor/service.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -35,6 +36,8 @@ export interface OAuth2 {
   flows: FlowFeatures;
   /** Trusted issuers of the JWT bearer grant (RFC 7523). */
   trust: TrustService;
+  /** Bounded-batch deletion of expired rows (`gatehouse janitor`, the `oauth2_janitor` task). */
+  janitor: Janitor;
 }
 
 export function createOAuth2(core: Core): OAuth2 {
@@ -74,5 +77,6 @@ export function createOAuth2(core: Core): OAuth2 {
     publicRouter,
     adminRouter,
   });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust };
+  const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust, janitor };
 }

@@ -39,6 +39,11 @@ export interface FlowClient {
   /** `opaque`, `jwt` or empty (the global strategy). */
   accessTokenStrategy: string;
   skipConsent: boolean;
+  /** Exact-match targets of RP-initiated logout. */
+  postLogoutRedirectUris: string[];
+  /** '' when the client takes no part in front- / back-channel logout. */
+  frontchannelLogoutUri: string;
+  backchannelLogoutUri: string;
   lifespans: Partial<Record<LifespanKey, number | null>>;
   /** Hydra's wire JSON of the client, secret removed (the `client` of login/consent requests). */
   wire: Record<string, unknown>;

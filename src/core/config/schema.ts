@@ -209,6 +209,22 @@ export const spec = {
       bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
     },
     session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    session_revocation: {
+      batch_size: int(
+        100,
+        'Login sessions deleted per transaction by `DELETE /admin/oauth2/auth/sessions/login?subject=` (each batch commits on its own).',
+        1,
+        100_000,
+      ),
+    },
+    backchannel_logout: {
+      max_attempts: int(
+        10,
+        'Delivery attempts of one back-channel logout notification before its job is left failed.',
+        1,
+      ),
+      timeout: dur('10s', 'Timeout of one back-channel logout request.'),
+    },
     token_hook: url('Token hook URL called before tokens are issued.', '""'),
   },
   oidc: {

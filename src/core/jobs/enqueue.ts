@@ -30,3 +30,25 @@ export async function enqueue(exec: Executor, task: string, payload: unknown, sp
     )).id`.execute(exec);
   return Number(rows[0]?.id);
 }
+
+/**
+ * Enqueues one job per payload with a single `graphile_worker.add_jobs` call, inside the caller's
+ * transaction (a batch of notifications costs one statement, not one per job). Returns the count.
+ */
+export async function enqueueMany(
+  exec: Executor,
+  task: string,
+  payloads: readonly unknown[],
+  spec: Omit<JobSpec, 'jobKey' | 'jobKeyMode'>,
+): Promise<number> {
+  if (!payloads.length) return 0;
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from graphile_worker.add_jobs(array(
+      select row(
+        ${task}::text, p, ${spec.queueName ?? null}::text, ${spec.runAt ?? null}::timestamptz,
+        ${spec.maxAttempts}::int, null::text, ${spec.priority ?? null}::int, null::text[]
+      )::graphile_worker.job_spec
+      from json_array_elements(${JSON.stringify(payloads)}::json) as p
+    ))`.execute(exec);
+  return rows[0]?.n ?? 0;
+}

@@ -26,7 +26,14 @@ export function registerSessionRoutes(router: Router, sessions: SessionsService)
   });
 
   router.delete(`${base}/login`, async function revokeOAuth2LoginSessions(ctx) {
-    await sessions.revokeLoginSessions(firstValue(ctx.query.subject), firstValue(ctx.query.sid));
+    // A client that disconnects stops the batched deletion between two batches.
+    const gone = new AbortController();
+    ctx.res.once('close', () => {
+      if (ctx.res.writableFinished) return;
+      ctx.state.log?.info('the client disconnected: login session revocation stops after the current batch');
+      gone.abort();
+    });
+    await sessions.revokeLoginSessions(firstValue(ctx.query.subject), firstValue(ctx.query.sid), gone.signal);
     ctx.status = 204;
   });
 }

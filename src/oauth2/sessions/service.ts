@@ -14,7 +14,9 @@ import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
-import { deleteLoginSession, deleteLoginSessionsOfSubject } from '../store/sessions.ts';
+import type { Logger } from '../../core/log.ts';
+import type { LogoutChannels } from '../logout/channels.ts';
+import { deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
 import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
 import { consentSessionView } from './schemas.ts';
 
@@ -24,6 +26,18 @@ export interface SessionsDeps {
   db: Kysely<Database>;
   clients: ClientPort;
   sessions: SessionCodec;
+  /** Back-channel notifications of ended sessions (enqueued in the deleting transaction). */
+  channels: LogoutChannels;
+  log: Logger;
+}
+
+export interface LoginSessionRevocation {
+  /** Sessions deleted by this call. */
+  deleted: number;
+  /** Back-channel notifications enqueued. */
+  notified: number;
+  /** False when the caller went away before every session was deleted (repeat the call to finish). */
+  complete: boolean;
 }
 
 const PAGE_KIND = 'consent-sessions';
@@ -46,6 +60,29 @@ function selector(q: RevokeConsentQuery): ConsentSelector {
 
 export function createSessionsService(d: SessionsDeps) {
   const ring = keyRing(paginationSecrets(d.config), 'pagination');
+  const log = d.log.child({ component: 'sessions' });
+
+  async function revokeSubjectSessions(subject: string, signal?: AbortSignal): Promise<LoginSessionRevocation> {
+    const size = d.config.oauth2.session_revocation.batch_size;
+    const out = { deleted: 0, notified: 0, batches: 0 };
+    for (;;) {
+      if (signal?.aborted) {
+        log.info(out, 'login session revocation stopped: the request was cancelled; repeat it to finish');
+        return { deleted: out.deleted, notified: out.notified, complete: false };
+      }
+      const batch = await withTx(d.db, async (trx) => {
+        const ids = await deleteLoginSessionBatch(trx, subject, size);
+        return { ids, notified: (await d.channels.sessionsEnded(trx, ids)).backchannel };
+      });
+      // Until a batch finds nothing: a concurrent call may have taken rows this one selected.
+      if (!batch.ids.length) break;
+      out.deleted += batch.ids.length;
+      out.notified += batch.notified;
+      out.batches++;
+    }
+    log.info(out, 'login sessions revoked');
+    return { deleted: out.deleted, notified: out.notified, complete: true };
+  }
 
   return {
     /** Handled, non-skipped, unexpired consents of a subject, keyset-paginated by consent request id. */
@@ -96,19 +133,32 @@ export function createSessionsService(d: SessionsDeps) {
       });
     },
 
-    /** Deletes every login session of a subject; tokens are kept (Hydra). */
-    async revokeLoginSessions(subject: string | undefined, sid: string | undefined): Promise<void> {
+    /**
+     * `DELETE …/sessions/login?subject=` deletes every login session of the subject in bounded
+     * batches (`oauth2.session_revocation.batch_size`), each batch its own short transaction that
+     * also enqueues the back-channel notifications of the sessions it removed. Between batches the
+     * call stops when `signal` aborts (the client went away): what was deleted stays deleted and a
+     * repeated call finishes the job. `?sid=` (headless logout) deletes that one session and
+     * notifies every client of it over the back-channel. Tokens are kept. @throws 400 without either
+     */
+    async revokeLoginSessions(
+      subject: string | undefined,
+      sid: string | undefined,
+      signal?: AbortSignal,
+    ): Promise<LoginSessionRevocation> {
       if (!subject && !sid) {
         throw oauth2Error('invalid_request', {
           hint: "Either 'subject' or 'sid' query parameters need to be defined.",
         });
       }
-      // TODO(#8): `sid` is headless logout with back-channel notifications; bounded batches by subject.
       if (sid) {
-        await deleteLoginSession(d.db, sid);
-        return;
+        const notified = await withTx(d.db, async (trx) => {
+          if (!(await deleteLoginSession(trx, sid))) return undefined;
+          return (await d.channels.sessionsEnded(trx, [sid])).backchannel;
+        });
+        return { deleted: notified === undefined ? 0 : 1, notified: notified ?? 0, complete: true };
       }
-      await deleteLoginSessionsOfSubject(d.db, subject as string);
+      return revokeSubjectSessions(subject as string, signal);
     },
   };
 }

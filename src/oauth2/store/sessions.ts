@@ -68,12 +68,23 @@ export async function deleteLoginSession(db: Executor, id: string): Promise<Logi
   return r ? toSession(r) : undefined;
 }
 
-/** Deletes every login session of a subject; returns how many. */
-export async function deleteLoginSessionsOfSubject(db: Executor, subject: string): Promise<number> {
-  const r = await db
+/**
+ * Deletes at most `limit` login sessions of a subject (one bounded statement: the caller's
+ * transaction stays small however many sessions the subject has) and returns their ids.
+ */
+export async function deleteLoginSessionBatch(db: Executor, subject: string, limit: number): Promise<string[]> {
+  const rows = await db
     .deleteFrom('oauth2_login_sessions')
     .where('nid', '=', DEFAULT_NID)
-    .where('subject', '=', subject)
-    .executeTakeFirst();
-  return Number(r.numDeletedRows);
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('oauth2_login_sessions')
+        .select('id')
+        .where('nid', '=', DEFAULT_NID)
+        .where('subject', '=', subject)
+        .limit(limit),
+    )
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
 }

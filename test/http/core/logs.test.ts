@@ -2,8 +2,7 @@
  * Log rules (seed behaviour 14 and the house rules) over real log streams: the running server's,
  * and an app built by the same factory with a test router that logs carelessly, fails, and aborts
  * an authorization request with a redirect.
- * TODO(#4): once /oauth2/auth and the login/consent flow exist, extend this with a full flow plus
- * aborted ones (denied login, denied consent, invalid scope) through the real endpoints.
+ * Full and aborted authorization flows through the real endpoints: test/http/oauth2/flow-logs.test.ts.
  */
 import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

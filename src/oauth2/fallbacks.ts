@@ -1,0 +1,64 @@
+/**
+ * Hydra's fallback pages on the public listener, shown when a `urls.*` key is not set: the login,
+ * consent and logout UIs (200, "configuration key … is not set"), the post-logout page ("You logged
+ * out successfully!") and the error page (500, listing `error`, `error_description`, `error_hint`,
+ * `error_debug` from the query). Every value is HTML-escaped.
+ */
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { firstValue } from './guard.ts';
+import { escapeHtml } from './logout/page.ts';
+
+const MISSING = 'The request could not be executed because a mandatory configuration key is missing or malformed';
+
+function page(title: string, heading: string, body: string): string {
+  return `<!DOCTYPE html>
+<html>
+<head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>
+<body>
+<h1>${escapeHtml(heading)}</h1>
+${body}
+</body>
+</html>
+`;
+}
+
+const keyNote = (key: string) =>
+  `<p>You are seeing this page because configuration key <code>${escapeHtml(key)}</code> is not set.</p>`;
+
+function fallback(key: string, title = MISSING, heading = MISSING) {
+  return async (ctx: Context) => {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = page(title, heading, keyNote(key));
+  };
+}
+
+export function registerFallbackRoutes(router: Router): void {
+  router.get('/oauth2/fallbacks/login', fallback('urls.login'));
+  router.get('/oauth2/fallbacks/consent', fallback('urls.consent'));
+  router.get('/oauth2/fallbacks/logout', fallback('urls.logout'));
+  router.get(
+    '/oauth2/fallbacks/logout/callback',
+    fallback(
+      'urls.post_logout_redirect',
+      'You logged out successfully!',
+      'The Default Post Logout URL is not set which is why you are seeing this fallback page. Your log out request however succeeded.',
+    ),
+  );
+  router.get('/oauth2/fallbacks/error', async (ctx) => {
+    const q = (k: string) => escapeHtml(firstValue(ctx.query[k]) ?? '');
+    const list = `<ul>
+<li>Error: ${q('error')}</li>
+<li>Description: ${q('error_description')}</li>
+<li>Hint: ${q('error_hint')}</li>
+<li>Debug: ${q('error_debug')}</li>
+</ul>`;
+    ctx.status = 500;
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = page(
+      'An OAuth 2.0 Error Occurred',
+      'The OAuth2 request resulted in an error.',
+      `${list}\n${keyNote('urls.error')}`,
+    );
+  });
+}

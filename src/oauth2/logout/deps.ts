@@ -1,0 +1,41 @@
+/** What the logout steps share: their dependencies, their outcome type and the session lookup. */
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../core/config/load.ts';
+import type { Database } from '../../core/db/schema.ts';
+import type { Logger } from '../../core/log.ts';
+import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
+import type { ClientPort, KeyPort } from '../ports.ts';
+import { findRememberedLoginSession, type LoginSession } from '../store/sessions.ts';
+import type { LogoutChannels } from './channels.ts';
+import type { LogoutCodec } from './challenge.ts';
+
+export interface LogoutDeps {
+  config: Config;
+  clock: Clock;
+  db: Kysely<Database>;
+  codec: LogoutCodec;
+  cookies: FlowCookies;
+  clients: ClientPort;
+  keys: KeyPort;
+  channels: LogoutChannels;
+  log: Logger;
+}
+
+/** What the public logout endpoint answers: a redirect, or the front-channel page (200 HTML). */
+export type LogoutOutcome =
+  | { kind: 'redirect'; location: string; aborted?: { error: string; status: number } }
+  | { kind: 'page'; html: string };
+
+export const redirect = (location: string): LogoutOutcome => ({ kind: 'redirect', location });
+
+/** The remembered, unexpired login session named by `sid`, or by the browser's session cookie. */
+export async function cookieSession(
+  d: LogoutDeps,
+  jar: CookieJar | undefined,
+  sid?: string,
+): Promise<LoginSession | undefined> {
+  const id = sid ?? (jar ? await d.cookies.openSession(jar.get(d.cookies.sessionName)) : undefined);
+  if (!id) return undefined;
+  return findRememberedLoginSession(d.db, id, d.clock.now());
+}
