@@ -11,6 +11,7 @@ import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
+import { registerTokens } from './tokens.ts';
 import { registerWorker } from './worker.ts';
 
 export function buildProgram(): Command {
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerPerform(program);
   registerClients(program);
   registerDsync(program);
+  registerTokens(program);
   return program;
 }
 

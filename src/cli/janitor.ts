@@ -40,7 +40,7 @@ export function registerJanitor(program: Command): void {
     .option('--requests', 'consent sessions past remember_for, used skipped-consent ids')
     .option('--sessions', 'login sessions')
     .option('--jtis', 'used client-assertion and JWT-bearer jti values')
-    .option('--grants', 'trusted JWT-bearer issuers (not available yet: nothing to clean)')
+    .option('--grants', 'trusted JWT-bearer issuers past their expires_at')
     .option('--limit <n>', 'rows deleted per table in this run (default janitor.limit)')
     .option('--batch-size <n>', 'rows per delete statement, at most the limit (default janitor.batch_size)')
     .option('--keep-if-younger <duration>', 'keep rows made less than this long ago, e.g. 1h (default 0)')
@@ -58,13 +58,6 @@ export function registerJanitor(program: Command): void {
         if (keep === undefined || keep < 0)
           throw new Error('janitor: --keep-if-younger must be a duration like 1h or 30m');
         const targets = JANITOR_TARGETS.filter((t: JanitorTarget) => o[t]);
-        if (o.grants) {
-          // TODO(#5): clean expired trusted JWT-bearer issuers once they are stored.
-          process.stderr.write(
-            'janitor: --grants has nothing to clean in this release (no trusted issuers are stored)\n',
-          );
-          if (!targets.length) return;
-        }
         const opts = {
           targets,
           limit: positive('limit', o.limit, config.janitor.limit),

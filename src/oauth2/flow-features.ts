@@ -1,6 +1,6 @@
 /**
  * Wiring of the browser flow and the endpoints built on it: login/consent admin API, `/oauth2/auth`,
- * `/oauth2/token`, `/userinfo` and the session admin API. Returns the services so that other
+ * `/oauth2/token` (every grant), `/userinfo`, introspection, revocation and the session admin API. Returns the services so that other
  * features (refresh, introspection, revocation, logout) can reuse them.
  */
 import type Router from '@koa/router';
@@ -28,6 +28,12 @@ import { createTokenIssuer } from './token/issue.ts';
 import { createTokenService } from './token/service.ts';
 import { registerUserinfoRoutes } from './userinfo/handlers.ts';
 import { createUserinfoService } from './userinfo/service.ts';
+import { registerIntrospectionRoutes } from './introspect/handlers.ts';
+import { createIntrospectionService } from './introspect/service.ts';
+import { registerRevocationRoutes } from './revoke/handlers.ts';
+import { createRevocationService } from './revoke/service.ts';
+import { createTokenLookup } from './token/lookup.ts';
+import type { TrustService } from './trust/service.ts';
 import { createLogoutChannels } from './logout/channels.ts';
 import { createLogoutCodec } from './logout/challenge.ts';
 import { registerLogoutRoutes } from './logout/handlers.ts';
@@ -43,7 +49,7 @@ export function keyPortOf(provider: KeyProvider): KeyPort {
 
 export function createFlowFeatures(
   core: Core,
-  deps: { clients: ClientPort; keys: KeyPort; publicRouter: Router; adminRouter: Router },
+  deps: { clients: ClientPort; keys: KeyPort; trust: TrustService; publicRouter: Router; adminRouter: Router },
 ) {
   const { config, clock, db } = core;
   const now = () => clock.now();
@@ -75,17 +81,16 @@ export function createFlowFeatures(
       appendPath(config.urls.self.issuer, 'oauth2/token'),
     ]),
   ];
-  const token = createTokenService({
-    config,
-    clock,
-    db,
-    sessions,
-    issuer,
-    clientAuth: { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls },
-  });
+  const clientAuth = { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls };
+  const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   registerUserinfoRoutes(deps.publicRouter, userinfo);
+  const lookup = createTokenLookup({ config, clock, db, keys });
+  const introspection = createIntrospectionService({ config, clock, lookup, sessions });
+  registerIntrospectionRoutes(deps.adminRouter, introspection);
+  const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
+  registerRevocationRoutes(deps.publicRouter, deps.adminRouter, revocation);
   const log = core.log;
   const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
   const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
@@ -101,6 +106,8 @@ export function createFlowFeatures(
     token,
     issuer,
     userinfo,
+    introspection,
+    revocation,
     sessions: consentSessions,
     /** RP- and OP-initiated logout, the logout admin API. */
     logout,

@@ -17,6 +17,8 @@ import { createRegistrationService, type RegistrationService } from './clients/r
 import { mountClientRoutes } from './clients/routes.ts';
 import { type ClientService, createClientService } from './clients/service.ts';
 import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
+import { registerTrustRoutes } from './trust/handlers.ts';
+import { createTrustService, type TrustService } from './trust/service.ts';
 import { createJanitor, type Janitor } from './janitor/service.ts';
 
 export interface OAuth2 {
@@ -30,8 +32,10 @@ export interface OAuth2 {
   clients: ClientService;
   /** OpenID Connect dynamic client registration. */
   registration: RegistrationService;
-  /** Login/consent, authorization, token issuance, userinfo and consent sessions. */
+  /** Login/consent, authorization, token issuance, userinfo, introspection, revocation, consent sessions. */
   flows: FlowFeatures;
+  /** Trusted issuers of the JWT bearer grant (RFC 7523). */
+  trust: TrustService;
   /** Bounded-batch deletion of expired rows (`gatehouse janitor`, the `oauth2_janitor` task). */
   janitor: Janitor;
 }
@@ -64,12 +68,15 @@ export function createOAuth2(core: Core): OAuth2 {
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
   mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
+  const trust = createTrustService({ db: core.db, clock, config, nid, sealer });
+  registerTrustRoutes(adminRouter, trust);
   const flows = createFlowFeatures(core, {
     clients: clientPortOf(clients),
     keys: keyPortOf(keys),
+    trust,
     publicRouter,
     adminRouter,
   });
   const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, janitor };
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust, janitor };
 }

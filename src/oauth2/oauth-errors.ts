@@ -49,6 +49,7 @@ const CATALOGUE = {
   invalid_request_object: [400, 'The request parameter contains an invalid Request Object.'],
   jti_known: [400, 'The jti was already used.'],
   scope_not_granted: [403, 'The token was not granted the requested scope.'],
+  missing_required_parameter: [400, 'One of the required parameters is missing. Check your request parameters.'],
 } as const;
 
 export type OAuth2ErrorCode = keyof typeof CATALOGUE;

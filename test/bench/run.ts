@@ -70,11 +70,17 @@ try {
   };
   const results: Result[] = [baseline];
   for (const s of chosen) {
-    const reqs = await s.setup(server);
-    const base = s.listener === 'public' ? server.publicUrl : server.adminUrl;
-    const res: Result = { name: s.name, ...(await fire(base, reqs)) };
-    if (s.report) res.extra = await s.report(server);
-    results.push(res);
+    const own = s.overrides ? await startBenchServer(s.overrides) : undefined;
+    const target = own ?? server;
+    try {
+      const reqs = await s.setup(target);
+      const base = s.listener === 'public' ? target.publicUrl : target.adminUrl;
+      const res: Result = { name: s.name, ...(await fire(base, reqs)) };
+      if (s.report) res.extra = await s.report(target);
+      results.push(res);
+    } finally {
+      await own?.close();
+    }
   }
   const line = (r: Result) =>
     `| ${r.name} | ${Math.round(r.rps)} | ${(r.rps / baseline.rps).toFixed(3)} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} |${

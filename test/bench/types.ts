@@ -11,6 +11,8 @@ export interface BenchRequest {
 export interface Scenario {
   name: string;
   listener: 'public' | 'admin';
+  /** Config overrides: the scenario then runs on its own server (e.g. stateless JWT access tokens). */
+  overrides?: Record<string, unknown>;
   /** Prepares data and returns the requests autocannon cycles through. */
   setup(server: TestServerLike): Promise<BenchRequest[]>;
   /** Optional end-to-end figure measured after the load (e.g. webhook deliveries per second). */

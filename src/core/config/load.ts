@@ -122,6 +122,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 }
 
 const FIVE_MINUTES = 5 * 60_000;
+/** Claims of JWT access tokens that the stateless marker claim may not replace. */
+const RESERVED_JWT_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'scp', 'scope', 'ext'];
 const DAY = 86_400_000;
 
 function crossChecks(c: Config): string[] {
@@ -137,6 +139,12 @@ function crossChecks(c: Config): string[] {
   } else if (reuse === 0 && grace > FIVE_MINUTES) {
     out.push(
       'oauth2.grant.refresh_token.rotation_grace_period: must be at most 5m unless oauth2.grant.refresh_token.rotation_grace_reuse_count is set (then at most 180 days)',
+    );
+  }
+  const claim = c.strategies.jwt.stateless.claim_name;
+  if (!claim || RESERVED_JWT_CLAIMS.includes(claim)) {
+    out.push(
+      `strategies.jwt.stateless.claim_name: must be a non-empty claim name other than ${RESERVED_JWT_CLAIMS.join(', ')}`,
     );
   }
   if (c.ttl.authentication_session > 180 * DAY)

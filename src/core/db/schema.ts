@@ -90,7 +90,22 @@ export interface RefreshTokensTable extends TokenColumns {
   access_token_signature: Generated<string>;
   active: Generated<boolean>;
   first_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-  used_times: Generated<number>;
+  /** NULL (rows from before the column, or imported from Hydra) counts as 0 (sql/0050). */
+  used_times: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Trusted JWT-bearer issuers (sql/0051); the key is `jwk_keys` (key_set, key_id). */
+export interface TrustedJwtBearerIssuersTable {
+  id: string;
+  nid: string;
+  issuer: string;
+  subject: string;
+  allow_any_subject: boolean;
+  scope: Json<string[]>;
+  key_set: string;
+  key_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 export interface JtiBlacklistTable {
@@ -290,6 +305,7 @@ export interface Database {
   oauth2_access_tokens: AccessTokensTable;
   oauth2_refresh_tokens: RefreshTokensTable;
   oauth2_jti_blacklist: JtiBlacklistTable;
+  oauth2_trusted_jwt_bearer_issuers: TrustedJwtBearerIssuersTable;
   jwk_keys: JwkKeysTable;
   jwk_set_locks: JwkSetLocksTable;
   oauth2_clients: Oauth2ClientsTable;
@@ -363,6 +379,18 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   oauth2_access_tokens: TOKEN_COLUMNS,
   oauth2_refresh_tokens: [...TOKEN_COLUMNS, 'access_token_signature', 'active', 'first_used_at', 'used_times'],
   oauth2_jti_blacklist: ['nid', 'signature', 'expires_at'],
+  oauth2_trusted_jwt_bearer_issuers: [
+    'id',
+    'nid',
+    'issuer',
+    'subject',
+    'allow_any_subject',
+    'scope',
+    'key_set',
+    'key_id',
+    'created_at',
+    'expires_at',
+  ],
   jwk_keys: ['id', 'nid', 'sid', 'kid', 'keydata', 'created_at'],
   jwk_set_locks: ['nid', 'sid'],
   oauth2_clients: [

@@ -134,7 +134,7 @@ export async function finishConsent(
       accessToken = at.token;
       out.access_token = at.token;
       out.token_type = 'bearer';
-      out.expires_in = String(Math.round(((at.expiresAt?.getTime() ?? 0) - d.clock.now().getTime()) / 1000));
+      out.expires_in = String(at.expiresIn);
     }
     if (types.includes('id_token') && grant.grantedScope.includes('openid')) {
       const bind = { ...(accessToken ? { accessToken } : {}), ...(code ? { code } : {}) };

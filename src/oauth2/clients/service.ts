@@ -16,6 +16,7 @@ import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
 import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
 import * as store from '../store/clients.ts';
+import { deleteTokensOfClient } from '../store/token-families.ts';
 import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
 import { checkClientOutbound } from './outbound.ts';
 import { applyClientPatch } from './patch.ts';
@@ -218,9 +219,12 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     });
   }
 
-  /** @throws 404 unknown client */
+  /** Deletes the client and every token issued to it. @throws 404 unknown client */
   async function remove(id: string): Promise<void> {
-    if (!(await store.deleteClientById(db, nid, id))) throw dbNotFound();
+    await withTx(db, async (trx) => {
+      if (!(await store.deleteClientById(trx, nid, id))) throw dbNotFound();
+      await deleteTokensOfClient(trx, id);
+    });
   }
 
   /**

@@ -8,8 +8,8 @@
  *
  * Targets (CLI flags): `tokens` (authorization codes, access and refresh tokens), `requests`
  * (consent sessions, used consent ids), `sessions` (login sessions), `jtis` (used client-assertion
- * and JWT-bearer `jti`s). Hydra's `--grants` (expired trusted JWT-bearer issuers) has nothing to
- * clean until the trust relationships (issue 5) exist. TODO(#5): add a `grants` target.
+ * and JWT-bearer `jti`s), `grants` (trusted JWT-bearer issuers past their `expires_at`, as Hydra's
+ * `--grants`; their keys stay in the issuer's key set, unused).
  */
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
@@ -19,7 +19,7 @@ import type { Logger } from '../../core/log.ts';
 import { countExpired, deleteExpiredBatch, type ExpiringTable, type ExpiryCutoff } from '../store/janitor.ts';
 
 export const JANITOR_TASK = 'oauth2_janitor';
-export const JANITOR_TARGETS = ['tokens', 'requests', 'sessions', 'jtis'] as const;
+export const JANITOR_TARGETS = ['tokens', 'requests', 'sessions', 'jtis', 'grants'] as const;
 export type JanitorTarget = (typeof JANITOR_TARGETS)[number];
 
 /** Task payload; the crontab adds `_cron`. No targets: all of them. */
@@ -37,6 +37,7 @@ const TABLES: Record<JanitorTarget, ExpiringTable[]> = {
   ],
   sessions: [{ table: 'oauth2_login_sessions', key: 'id', age: 'authenticated_at' }],
   jtis: [{ table: 'oauth2_jti_blacklist', key: 'signature', age: null }],
+  grants: [{ table: 'oauth2_trusted_jwt_bearer_issuers', key: 'id', age: 'created_at' }],
 };
 
 export interface JanitorOptions {

@@ -16,11 +16,12 @@ export interface ExpiringTable {
     | 'oauth2_flows'
     | 'oauth2_used_consents'
     | 'oauth2_login_sessions'
-    | 'oauth2_jti_blacklist';
+    | 'oauth2_jti_blacklist'
+    | 'oauth2_trusted_jwt_bearer_issuers';
   /** Primary key column besides nid. */
   key: 'signature' | 'id' | 'consent_request_id';
   /** When the row was made (for `keep if younger`); null: only `expires_at` is known. */
-  age: 'requested_at' | 'authenticated_at' | null;
+  age: 'requested_at' | 'authenticated_at' | 'created_at' | null;
 }
 
 export interface ExpiryCutoff {

@@ -148,6 +148,22 @@ export async function insertRefreshToken(
     .execute();
 }
 
+type RefreshRow = BaseRow & {
+  access_token_signature: string;
+  active: boolean;
+  first_used_at: Date | null;
+  used_times: number | null;
+};
+
+/** A refresh token row; a NULL used-times count (never stored) reads as 0 (seed behaviour 8). */
+export const refreshFromRow = (r: RefreshRow): RefreshRecord => ({
+  ...fromRow(r),
+  accessTokenSignature: r.access_token_signature,
+  active: r.active,
+  firstUsedAt: r.first_used_at,
+  usedTimes: r.used_times ?? 0,
+});
+
 export async function findRefreshToken(db: Executor, signature: string): Promise<RefreshRecord | undefined> {
   const r = await db
     .selectFrom('oauth2_refresh_tokens')
@@ -155,14 +171,7 @@ export async function findRefreshToken(db: Executor, signature: string): Promise
     .where('nid', '=', DEFAULT_NID)
     .where('signature', '=', signature)
     .executeTakeFirst();
-  if (!r) return undefined;
-  return {
-    ...fromRow(r),
-    accessTokenSignature: r.access_token_signature,
-    active: r.active,
-    firstUsedAt: r.first_used_at,
-    usedTimes: r.used_times,
-  };
+  return r ? refreshFromRow(r) : undefined;
 }
 
 /** Deletes every access and refresh token (and unused code) of the given grant families. */
@@ -194,6 +203,18 @@ export async function insertJti(db: Executor, signature: string, expiresAt: Date
         .where(sql.ref('oauth2_jti_blacklist.expires_at'), '<', now),
     )
     .returning('signature')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** True while a `jti` (by its hash) is recorded and unexpired. */
+export async function isJtiKnown(db: Executor, signature: string, now: Date): Promise<boolean> {
+  const r = await db
+    .selectFrom('oauth2_jti_blacklist')
+    .select('signature')
+    .where('nid', '=', DEFAULT_NID)
+    .where('signature', '=', signature)
+    .where('expires_at', '>=', now)
     .executeTakeFirst();
   return r !== undefined;
 }

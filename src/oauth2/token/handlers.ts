@@ -7,12 +7,19 @@ import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';
 
-/** Form fields as single strings (a repeated field keeps its first value). */
+/**
+ * Form fields as single strings: a repeated field keeps its first value, except `audience`, whose
+ * repeated values are joined with spaces (fosite accepts both forms).
+ */
 export function formFields(ctx: Context): Record<string, string> {
   const body = ctx.request.body;
   const out: Record<string, string> = {};
   if (!body || typeof body !== 'object') return out;
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
+    if (k === 'audience' && Array.isArray(v)) {
+      out[k] = v.filter((x) => typeof x === 'string').join(' ');
+      continue;
+    }
     const first = Array.isArray(v) ? v[0] : v;
     if (typeof first === 'string') out[k] = first;
   }

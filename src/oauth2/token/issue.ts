@@ -1,7 +1,8 @@
 /**
  * Token issuance, shared by every grant: authorization codes, access tokens (opaque `ory_at_` or JWT
- * per `strategies.access_token` / the client's `access_token_strategy`), refresh tokens (always
- * opaque) and ID tokens. Only signatures are stored; all rows of a grant share its request id.
+ * per `strategies.access_token` / the client's `access_token_strategy`; stateless JWTs, never
+ * stored, with `strategies.jwt.stateless.enabled`), refresh tokens (always opaque) and ID tokens.
+ * Only signatures are stored; all rows of a grant share its request id.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
@@ -12,7 +13,7 @@ import type { Executor } from '../../core/db/tx.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
 import { clientGrantTypes } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
-import { insertAccessToken, insertCode, insertRefreshToken } from '../store/tokens.ts';
+import { insertAccessToken, insertCode, insertRefreshToken, type TokenRecord } from '../store/tokens.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
 
@@ -35,6 +36,20 @@ export interface IssuedToken {
   token: string;
   signature: string;
   expiresAt: Date | null;
+}
+
+/** A token built but not yet stored; `row` is undefined for stateless JWT access tokens. */
+export interface MintedToken extends IssuedToken {
+  /** Seconds from issuance to expiry (the `expires_in` of the response). */
+  expiresIn: number;
+  row: (TokenRecord & { expiresAt: Date }) | undefined;
+}
+
+export interface PreparedTokens {
+  response: TokenResponse;
+  accessSignature: string;
+  /** Writes the access-token row (unless stateless) and the refresh-token row (when issued). */
+  save(db: Executor): Promise<void>;
 }
 
 export interface TokenResponse {
@@ -89,32 +104,55 @@ export function createTokenIssuer(d: IssuerDeps) {
     sessionData: d.sessions.seal(grant.session),
   });
 
-  async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<IssuedToken> {
+  const jwtStrategy = (client: FlowClient) =>
+    d.config.strategies.jwt.stateless.enabled ||
+    (client.accessTokenStrategy || d.config.strategies.access_token) === 'jwt';
+
+  /**
+   * Builds an access token without storing it: opaque `ory_at_`, a JWT, or — with
+   * `strategies.jwt.stateless.enabled` — a self-contained JWT that carries the stateless claim and
+   * is never written (`row` undefined).
+   */
+  async function mintAccessToken(grant: Grant, kind: GrantKind): Promise<MintedToken> {
     const now = d.clock.now();
-    const expiresAt = new Date(
-      Math.floor((now.getTime() + lifespan(grant.client, kind, 'access_token')) / 1000) * 1000,
-    );
-    const strategy = grant.client.accessTokenStrategy || d.config.strategies.access_token;
+    const ms = lifespan(grant.client, kind, 'access_token');
+    // Expiry rounded to the second (JWT exp), as Hydra rounds it; expires_in is the lifespan itself.
+    const expiresAt = new Date(Math.round((now.getTime() + ms) / 1000) * 1000);
+    const stateless = d.config.strategies.jwt.stateless;
     let token: string;
     let signature: string;
-    if (strategy === 'jwt') {
+    if (jwtStrategy(grant.client)) {
       const key = await d.keys.signingKey('hydra.jwt.access-token');
       const claims = accessTokenClaims(d.config, grant, now, expiresAt);
+      if (stateless.enabled) claims[stateless.claim_name] = true;
       token = await new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
       signature = token.split('.')[2] as string;
     } else {
       ({ token, signature } = generateOpaqueToken('ory_at_', secrets));
     }
-    await insertAccessToken(db, { ...record(grant, signature, expiresAt), expiresAt });
-    return { token, signature, expiresAt };
+    const row = stateless.enabled ? undefined : { ...record(grant, signature, expiresAt), expiresAt };
+    const expiresIn = Math.max(0, Math.round(ms / 1000));
+    return { token, signature, expiresAt, expiresIn, row };
   }
 
-  async function refreshToken(db: Executor, grant: Grant, kind: GrantKind, accessSignature: string) {
+  async function accessToken(db: Executor, grant: Grant, kind: GrantKind): Promise<MintedToken> {
+    const t = await mintAccessToken(grant, kind);
+    if (t.row) await insertAccessToken(db, t.row);
+    return t;
+  }
+
+  function mintRefreshToken(grant: Grant, kind: GrantKind, accessSignature: string) {
     const ms = lifespan(grant.client, kind, 'refresh_token');
     const expiresAt = ms < 0 ? null : new Date(d.clock.now().getTime() + ms);
     const { token, signature } = generateOpaqueToken('ory_rt_', secrets);
-    await insertRefreshToken(db, { ...record(grant, signature, expiresAt), accessTokenSignature: accessSignature });
-    return { token, signature, expiresAt };
+    const row = { ...record(grant, signature, expiresAt), accessTokenSignature: accessSignature };
+    return { token, signature, expiresAt, row };
+  }
+
+  async function refreshToken(db: Executor, grant: Grant, kind: GrantKind, accessSignature: string) {
+    const t = mintRefreshToken(grant, kind, accessSignature);
+    await insertRefreshToken(db, t.row);
+    return t;
   }
 
   async function authorizationCode(
@@ -143,23 +181,52 @@ export function createTokenIssuer(d: IssuerDeps) {
     return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
   }
 
-  /** The token endpoint response: an access token, plus a refresh token and ID token when granted. */
-  async function tokenResponse(db: Executor, grant: Grant, kind: GrantKind): Promise<TokenResponse> {
-    const at = await accessToken(db, grant, kind);
-    const out: TokenResponse = {
+  /**
+   * The token endpoint response, signed and ready, with the rows still to write: `save(db)` stores
+   * them. Grants that hold a row lock prepare before taking it, so no signing (and no other pooled
+   * connection) happens while the lock is held.
+   */
+  async function prepareTokenResponse(grant: Grant, kind: GrantKind): Promise<PreparedTokens> {
+    const at = await mintAccessToken(grant, kind);
+    const response: TokenResponse = {
       access_token: at.token,
       token_type: 'bearer',
-      expires_in: Math.max(0, Math.round(((at.expiresAt?.getTime() ?? 0) - d.clock.now().getTime()) / 1000)),
+      expires_in: at.expiresIn,
       scope: grant.grantedScope.join(' '),
     };
-    if (canIssueRefreshToken(grant)) out.refresh_token = (await refreshToken(db, grant, kind, at.signature)).token;
-    if (grant.grantedScope.includes('openid') && kind !== 'client_credentials' && kind !== 'jwt_bearer') {
-      out.id_token = await idToken(grant, kind, { accessToken: at.token });
+    // Machine grants (client_credentials, jwt-bearer) never get a refresh token or an ID token.
+    const userGrant = kind !== 'client_credentials' && kind !== 'jwt_bearer';
+    const rt = userGrant && canIssueRefreshToken(grant) ? mintRefreshToken(grant, kind, at.signature) : undefined;
+    if (rt) response.refresh_token = rt.token;
+    if (userGrant && grant.grantedScope.includes('openid')) {
+      response.id_token = await idToken(grant, kind, { accessToken: at.token });
     }
-    return out;
+    return {
+      response,
+      accessSignature: at.signature,
+      async save(db) {
+        if (at.row) await insertAccessToken(db, at.row);
+        if (rt) await insertRefreshToken(db, rt.row);
+      },
+    };
   }
 
-  return { lifespan, accessToken, refreshToken, authorizationCode, idToken, tokenResponse };
+  /** The token endpoint response: an access token, plus a refresh token and ID token when granted. */
+  async function tokenResponse(db: Executor, grant: Grant, kind: GrantKind): Promise<TokenResponse> {
+    const p = await prepareTokenResponse(grant, kind);
+    await p.save(db);
+    return p.response;
+  }
+
+  return {
+    lifespan,
+    accessToken,
+    refreshToken,
+    authorizationCode,
+    idToken,
+    prepareTokenResponse,
+    tokenResponse,
+  };
 }
 
 export type TokenIssuer = ReturnType<typeof createTokenIssuer>;

@@ -16,6 +16,7 @@ import type { ClientPort, KeyPort } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { findAccessToken } from '../store/tokens.ts';
 import { type GrantSession, idTokenClaims } from '../token/session.ts';
+import { assertStatefulTokens } from '../token/stateless.ts';
 
 export interface UserinfoDeps {
   config: Config;
@@ -62,8 +63,9 @@ export function createUserinfoService(d: UserinfoDeps) {
   }
 
   return {
-    /** Throws 401 with `WWW-Authenticate` for a missing, unknown, expired or revoked token. */
+    /** Throws 401 with `WWW-Authenticate` for a missing, unknown, expired or revoked token; 501 with stateless JWTs. */
     async userinfo(token: string | undefined): Promise<UserinfoResult> {
+      assertStatefulTokens(d.config, 'userinfo');
       if (!token)
         throw unauthorized('Unable to find a suitable validation strategy for the token, thus it is invalid.');
       if (token.startsWith('ory_rt_')) throw refreshTokenGiven();

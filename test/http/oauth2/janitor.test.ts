@@ -176,6 +176,27 @@ describe('gatehouse janitor', () => {
     expect((await remaining('b-')).oauth2_jti_blacklist).toHaveLength(2);
   });
 
+  it('--grants removes trusted JWT-bearer issuers past their expires_at and keeps live ones', async () => {
+    const db = t.container.db;
+    await sql`insert into jwk_keys (nid, sid, kid, keydata, created_at)
+      values (${NID}, 'https://janitor.example', 'k1', 'sealed', now())`.execute(db);
+    for (const [id, expires] of [
+      ['00000000-0000-4000-8000-0000000000e1', past],
+      ['00000000-0000-4000-8000-0000000000e2', future],
+    ] as const) {
+      await sql`insert into oauth2_trusted_jwt_bearer_issuers
+          (id, nid, issuer, subject, key_set, key_id, created_at, expires_at)
+        values (${id}, ${NID}, 'https://janitor.example', ${id}, 'https://janitor.example', 'k1',
+          now() - interval '2 hours', ${sql.raw(expires)})`.execute(db);
+    }
+    const r = await cli(['--grants', '--json']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(JSON.parse(r.stdout).deleted).toEqual({ oauth2_trusted_jwt_bearer_issuers: 1 });
+    const { rows } = await sql<{ id: string }>`select id from oauth2_trusted_jwt_bearer_issuers
+      where issuer = 'https://janitor.example'`.execute(db);
+    expect(rows.map((x) => x.id)).toEqual(['00000000-0000-4000-8000-0000000000e2']);
+  });
+
   it('refuses a batch size above the limit and bad numbers, with one line', async () => {
     for (const args of [
       ['--limit', '5', '--batch-size', '10'],

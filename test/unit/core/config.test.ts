@@ -111,6 +111,17 @@ describe('configuration', () => {
     ).toMatch(/at most 180 days/);
   });
 
+  it('refuses a stateless JWT claim name that is empty or a standard claim', () => {
+    for (const name of ['', 'sub', 'scp']) {
+      expect(problems(() => loadConfig({ env: { STRATEGIES_JWT_STATELESS_CLAIM_NAME: name } }))[0]).toMatch(
+        /^strategies\.jwt\.stateless\.claim_name: must be a non-empty claim name other than iss, sub/,
+      );
+    }
+    expect(loadConfig({ env: { STRATEGIES_JWT_STATELESS_CLAIM_NAME: 'st' } }).strategies.jwt.stateless.claim_name).toBe(
+      'st',
+    );
+  });
+
   it('parses and formats Go-style durations', () => {
     expect(parseDuration('1h')).toBe(3_600_000);
     expect(parseDuration('1h30m')).toBe(5_400_000);

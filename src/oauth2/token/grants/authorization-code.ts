@@ -3,27 +3,17 @@
  * row is flipped inactive in the transaction that issues the tokens, and presenting a used code
  * revokes every token of its grant family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
  */
-import type { Kysely } from 'kysely';
-import type { Clock } from '../../../core/clock.ts';
-import type { Config } from '../../../core/config/load.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
-import type { Database } from '../../../core/db/schema.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
-import type { SessionCodec } from '../../session-data.ts';
 import { consumeCode, deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
-import type { TokenIssuer, TokenResponse } from '../issue.ts';
+import type { TokenResponse } from '../issue.ts';
 import type { GrantSession } from '../session.ts';
+import type { GrantDeps } from './deps.ts';
 
-export interface GrantDeps {
-  config: Config;
-  clock: Clock;
-  db: Kysely<Database>;
-  sessions: SessionCodec;
-  issuer: TokenIssuer;
-}
+export type { GrantDeps };
 
 const used = () => oauth2Error('invalid_grant', { hint: 'The authorization code has already been used.' });
 
@@ -69,24 +59,25 @@ export async function authorizationCodeGrant(
     code.codeChallengeMethod,
     form.code_verifier ?? '',
   );
-  const session = d.sessions.open<GrantSession>(code.sessionData);
+  // Signed before the transaction, so no signing (and no second pooled connection) happens inside it.
+  const prepared = await d.issuer.prepareTokenResponse(
+    {
+      requestId: code.requestId,
+      client,
+      requestedScope: code.requestedScope,
+      grantedScope: code.grantedScope,
+      requestedAudience: code.requestedAudience,
+      grantedAudience: code.grantedAudience,
+      requestedAt: code.requestedAt,
+      session: d.sessions.open<GrantSession>(code.sessionData),
+    },
+    'authorization_code',
+  );
   try {
     return await withTx(d.db, async (trx) => {
       if (!(await consumeCode(trx, signature))) throw new CodeReplay();
-      return d.issuer.tokenResponse(
-        trx,
-        {
-          requestId: code.requestId,
-          client,
-          requestedScope: code.requestedScope,
-          grantedScope: code.grantedScope,
-          requestedAudience: code.requestedAudience,
-          grantedAudience: code.grantedAudience,
-          requestedAt: code.requestedAt,
-          session,
-        },
-        'authorization_code',
-      );
+      await prepared.save(trx);
+      return prepared.response;
     });
   } catch (e) {
     if (!(e instanceof CodeReplay)) throw e;

@@ -1,12 +1,20 @@
-/** Grant handlers by `grant_type`. Issue 5 adds refresh_token, client_credentials and jwt-bearer here. */
+/** Grant handlers by `grant_type` (node-oidc-provider's grant map). */
 import type { FlowClient } from '../../ports.ts';
 import type { TokenResponse } from '../issue.ts';
-import { authorizationCodeGrant, type GrantDeps } from './authorization-code.ts';
+import { authorizationCodeGrant } from './authorization-code.ts';
+import { clientCredentialsGrant } from './client-credentials.ts';
+import type { GrantDeps } from './deps.ts';
+import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
+import { jwtBearerGrant } from './jwt-bearer.ts';
+import { refreshTokenGrant } from './refresh-token.ts';
 
 export type GrantHandler = (d: GrantDeps, client: FlowClient, form: Record<string, string>) => Promise<TokenResponse>;
 
 export const GRANTS: Record<string, GrantHandler> = {
   authorization_code: authorizationCodeGrant,
+  refresh_token: refreshTokenGrant,
+  client_credentials: clientCredentialsGrant,
+  [JWT_BEARER_GRANT]: jwtBearerGrant,
 };
 
 export type { GrantDeps };

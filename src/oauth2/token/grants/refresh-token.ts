@@ -1,0 +1,151 @@
+/**
+ * `grant_type=refresh_token` (RFC 6749 §6) with Hydra's rotation (spec/hydra-api.md §5.3).
+ *
+ * Preconditions, in Hydra's order: the client may use the grant (`unauthorized_client`); the token
+ * exists (`invalid_grant`), and a used one outside the grace rules is reuse, which revokes every
+ * access and refresh token of the grant; not expired; `offline`/`offline_access` was granted
+ * (`scope_not_granted`); same client (`invalid_grant`); the granted scopes are still allowed to the
+ * client (`invalid_scope`) and the granted audience too. A `scope` parameter is ignored.
+ *
+ * Concurrency: the new tokens are signed first, then one READ COMMITTED transaction locks the
+ * refresh token row (`FOR UPDATE`), re-judges it, rotates it and stores the new pair. Parallel
+ * refreshes of one token therefore queue on that row and each sees the previous one's commit: they
+ * succeed exactly as often as the rules allow and every other one is a clean `invalid_grant`.
+ */
+import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
+import { isRetryableTxError, withTx } from '../../../core/db/tx.ts';
+import { oauth2Error } from '../../oauth-errors.ts';
+import { clientGrantTypes, type FlowClient } from '../../ports.ts';
+import { firstDisallowedAudience, scopeStrategy } from '../../scope.ts';
+import {
+  deactivateRefreshTokensOfRequest,
+  deleteAccessToken,
+  deleteAccessTokensOfRequest,
+  lockRefreshToken,
+  markRefreshTokenUsed,
+} from '../../store/token-families.ts';
+import { deleteTokensOfRequests, findRefreshToken, type RefreshRecord } from '../../store/tokens.ts';
+import type { PreparedTokens, TokenResponse } from '../issue.ts';
+import { type GracePolicy, gracePolicyOf, refreshTokenUsable } from '../rotation.ts';
+import type { GrantSession } from '../session.ts';
+import type { GrantDeps } from './authorization-code.ts';
+
+const notValid = () => oauth2Error('invalid_grant', { hint: 'The refresh token is malformed or not valid.' });
+const alreadyUsed = () =>
+  oauth2Error('invalid_grant', {
+    hint: 'The refresh token was already used.',
+    debug: 'Refresh token re-use was detected. All related tokens have been revoked.',
+  });
+
+/** Preconditions 3 to 6 (and the audience), on the token as read before the lock. */
+function checkRefresh(d: GrantDeps, client: FlowClient, row: RefreshRecord): void {
+  if (row.expiresAt && row.expiresAt.getTime() < d.clock.now().getTime()) {
+    throw oauth2Error('invalid_grant', { hint: 'The refresh token expired.' });
+  }
+  if (!row.grantedScope.includes('offline') && !row.grantedScope.includes('offline_access')) {
+    throw oauth2Error('scope_not_granted', {
+      hint: "The OAuth 2.0 Client was not granted scope offline or offline_access and may thus not perform the 'refresh_token' authorization grant.",
+    });
+  }
+  if (row.clientId !== client.id) {
+    throw oauth2Error('invalid_grant', {
+      hint: 'The OAuth 2.0 Client ID from this request does not match the ID during the initial token issuance.',
+    });
+  }
+  const strategy = scopeStrategy(d.config.strategies.scope);
+  const allowed = client.scope.split(' ').filter(Boolean);
+  for (const s of row.grantedScope) {
+    if (!strategy(allowed, s)) {
+      throw oauth2Error('invalid_scope', { hint: `The OAuth 2.0 Client is not allowed to request scope '${s}'.` });
+    }
+  }
+  const aud = firstDisallowedAudience(client.audience, row.grantedAudience);
+  if (aud !== undefined) {
+    throw oauth2Error('invalid_request', {
+      hint: `Requested audience '${aud}' has not been whitelisted by the OAuth 2.0 Client.`,
+    });
+  }
+}
+
+type Outcome = 'rotated' | 'gone' | 'reused';
+
+/** The locked part: re-judge the token, rotate it, store the new pair. */
+async function rotate(
+  d: GrantDeps,
+  signature: string,
+  requestId: string,
+  prepared: PreparedTokens,
+  policy: GracePolicy,
+): Promise<Outcome> {
+  return withTx(
+    d.db,
+    async (trx) => {
+      const locked = await lockRefreshToken(trx, signature);
+      if (!locked) return 'gone';
+      const now = d.clock.now();
+      if (!refreshTokenUsable(locked, now, policy)) {
+        await deleteTokensOfRequests(trx, [requestId]);
+        return 'reused';
+      }
+      await markRefreshTokenUsed(trx, signature, now);
+      if (policy.periodMs > 0) {
+        // Graceful: only the access token issued with this refresh token goes.
+        if (locked.accessTokenSignature) await deleteAccessToken(trx, locked.accessTokenSignature);
+        else await deleteAccessTokensOfRequest(trx, requestId);
+      } else {
+        // Strict: one token chain per grant.
+        await deleteAccessTokensOfRequest(trx, requestId);
+        await deactivateRefreshTokensOfRequest(trx, requestId);
+      }
+      await prepared.save(trx);
+      return 'rotated';
+    },
+    { isolation: 'read committed' },
+  );
+}
+
+export async function refreshTokenGrant(
+  d: GrantDeps,
+  client: FlowClient,
+  form: Record<string, string>,
+): Promise<TokenResponse> {
+  if (!clientGrantTypes(client).includes('refresh_token')) {
+    throw oauth2Error('unauthorized_client', {
+      hint: "The OAuth 2.0 Client is not allowed to use authorization grant 'refresh_token'.",
+    });
+  }
+  const signature = verifyOpaqueToken('ory_rt_', form.refresh_token ?? '', d.config.secrets.system);
+  const row = signature ? await findRefreshToken(d.db, signature) : undefined;
+  if (!signature || !row) throw notValid();
+  const policy = gracePolicyOf(d.config);
+  if (!refreshTokenUsable(row, d.clock.now(), policy)) {
+    await deleteTokensOfRequests(d.db, [row.requestId]);
+    throw alreadyUsed();
+  }
+  checkRefresh(d, client, row);
+  const prepared = await d.issuer.prepareTokenResponse(
+    {
+      requestId: row.requestId,
+      client,
+      requestedScope: row.requestedScope,
+      grantedScope: row.grantedScope,
+      requestedAudience: row.requestedAudience,
+      grantedAudience: row.grantedAudience,
+      requestedAt: d.clock.now(),
+      session: d.sessions.open<GrantSession>(row.sessionData),
+    },
+    'refresh_token',
+  );
+  let outcome: Outcome;
+  try {
+    outcome = await rotate(d, signature, row.requestId, prepared, policy);
+  } catch (e) {
+    if (!isRetryableTxError(e)) throw e;
+    throw oauth2Error('invalid_request', {
+      hint: 'Failed to refresh token because of multiple concurrent requests using the same token. Please retry the request.',
+    });
+  }
+  if (outcome === 'gone') throw notValid();
+  if (outcome === 'reused') throw alreadyUsed();
+  return prepared.response;
+}

@@ -1,0 +1,25 @@
+/**
+ * Stateless JWT access tokens (seed behaviour 5, `strategies.jwt.stateless.enabled`): access tokens
+ * are self-contained JWTs and no access-token row is written, so the endpoints that look tokens up
+ * — introspection, revocation and userinfo — cannot answer and say so with 501 Not Implemented.
+ */
+import type { Config } from '../../core/config/load.ts';
+import { AppError } from '../../core/errors.ts';
+
+export type StatefulEndpoint = 'introspection' | 'revocation' | 'userinfo';
+
+/** `{"error":"not_implemented","error_description":"… why …"}`, status 501. */
+export function statelessNotImplemented(endpoint: StatefulEndpoint): AppError {
+  return new AppError({
+    status: 501,
+    code: 'not_implemented',
+    description: `The ${endpoint} endpoint is not available because access tokens are stateless JWTs (strategies.jwt.stateless.enabled): no access token records are kept to look tokens up.`,
+    hint: 'Verify access tokens as JWTs with the keys published at /.well-known/jwks.json.',
+    family: 'oauth2',
+  });
+}
+
+/** Throws the 501 when stateless JWT access tokens are on. */
+export function assertStatefulTokens(config: Config, endpoint: StatefulEndpoint): void {
+  if (config.strategies.jwt.stateless.enabled) throw statelessNotImplemented(endpoint);
+}

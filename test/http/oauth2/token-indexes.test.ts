@@ -1,0 +1,121 @@
+/**
+ * The (nid, subject, client_id) indexes of the access- and refresh-token tables (seed: Records):
+ * built CONCURRENTLY by no-transaction migrations, valid, and used by the deletes that consent
+ * session revocation runs. The queries are captured from the store function itself and explained
+ * with their parameters in the same session (sequential scans off: the test tables are small).
+ */
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listMigrationFiles } from '../../../src/core/db/migrate.ts';
+import type { Database } from '../../../src/core/db/schema.ts';
+import { deleteTokensOfSubject } from '../../../src/oauth2/store/tokens.ts';
+import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { createClient } from '../../helpers/oauth2.ts';
+import { codeTokens, isActive } from '../../helpers/tokens.ts';
+
+const INDEXES = {
+  oauth2_access_tokens: 'oauth2_access_tokens_subject_client_idx',
+  oauth2_refresh_tokens: 'oauth2_refresh_tokens_subject_client_idx',
+} as const;
+
+let t: TestServer;
+let pool: pg.Pool;
+let db: Kysely<Database>;
+let captured: CompiledQuery[];
+beforeAll(async () => {
+  t = await startTestServer();
+  pool = new pg.Pool({ connectionString: t.database.url, max: 1 });
+  pool.on('error', () => {});
+  captured = [];
+  db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (e) => {
+      if (e.level === 'query') captured.push(e.query as CompiledQuery);
+    },
+  });
+});
+afterAll(async () => {
+  await db?.destroy();
+  await t?.close();
+});
+
+/** The plans of the statements `deleteTokensOfSubject` runs, inside a rolled-back transaction. */
+async function plansOf(subject: string, clientId?: string): Promise<string[]> {
+  const plans: string[] = [];
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+      captured.length = 0;
+      await deleteTokensOfSubject(trx, subject, clientId);
+      const deletes = captured.filter((q) => /^delete/i.test(q.sql));
+      for (const q of deletes) {
+        const r = await trx.executeQuery<{ 'QUERY PLAN': string }>(
+          CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]),
+        );
+        plans.push(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+      }
+      throw new Error('rollback');
+    })
+    .catch((e) => {
+      if ((e as Error).message !== 'rollback') throw e;
+    });
+  return plans;
+}
+
+describe('(nid, subject, client_id) token indexes', () => {
+  it('are created concurrently by no-transaction, required-by-code migrations', () => {
+    const files = listMigrationFiles().filter((f) => /CREATE INDEX CONCURRENTLY/i.test(f.up));
+    for (const name of Object.values(INDEXES)) {
+      const f = files.find((x) => x.up.includes(name));
+      expect(f?.transactional).toBe(false);
+      expect(f?.requiredByCode).toBe(true);
+      expect(f?.up).toMatch(/IF NOT EXISTS/);
+    }
+  });
+
+  it('exist, are valid, and cover (nid, subject, client_id)', async () => {
+    const { rows } = await sql<{ name: string; valid: boolean; def: string }>`
+      select c.relname as name, i.indisvalid as valid, pg_get_indexdef(i.indexrelid) as def
+      from pg_index i join pg_class c on c.oid = i.indexrelid
+      where c.relname in (${INDEXES.oauth2_access_tokens}, ${INDEXES.oauth2_refresh_tokens})
+      order by c.relname`.execute(t.container.db);
+    expect(rows.map((r) => [r.name, r.valid])).toEqual([
+      [INDEXES.oauth2_access_tokens, true],
+      [INDEXES.oauth2_refresh_tokens, true],
+    ]);
+    for (const r of rows) expect(r.def).toMatch(/\(nid, subject, client_id\)$/);
+  });
+
+  it('serve the deletes of consent-session revocation, with and without a client', async () => {
+    const client = await createClient(t);
+    await codeTokens(t, client);
+    // Other subjects' tokens and fresh statistics, so the planner sees how selective the index is
+    // (next to the other indexes on these tables: primary key, request id, expiry).
+    for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens'] as const) {
+      await sql`insert into ${sql.table(table)} (nid, signature, request_id, client_id, subject, requested_at, expires_at, session_data)
+        select '00000000-0000-4000-8000-000000000000', 'seed-' || g, 'req-' || g, 'client-' || (g % 20),
+          'subject-' || (g % 300), now(), now() + (g % 97) * interval '1 minute', ''
+        from generate_series(1, 3000) as g`.execute(t.container.db);
+      await sql`analyze ${sql.table(table)}`.execute(t.container.db);
+    }
+    for (const plans of [await plansOf('alice', client.client_id), await plansOf('alice')]) {
+      expect(plans).toHaveLength(2);
+      expect(plans[0]).toContain(INDEXES.oauth2_access_tokens);
+      expect(plans[1]).toContain(INDEXES.oauth2_refresh_tokens);
+    }
+  });
+
+  it('consent-session revocation by subject and client ends the tokens it finds through them', async () => {
+    const client = await createClient(t);
+    const tok = await codeTokens(t, client, 'openid offline', {}, 'zoe');
+    const r = await fetch(
+      `${t.adminUrl}/admin/oauth2/auth/sessions/consent?subject=zoe&client=${encodeURIComponent(client.client_id)}`,
+      { method: 'DELETE' },
+    );
+    expect(r.status).toBe(204);
+    expect(await isActive(t, tok.access_token as string)).toBe(false);
+    expect(await isActive(t, tok.refresh_token as string)).toBe(false);
+  });
+});
