@@ -54,6 +54,7 @@ export default async function setup(project: TestProject) {
   await admin.query(`CREATE DATABASE ${template}`);
   const pool = new pg.Pool({ connectionString: withDatabase(adminUrl, template), max: 2 });
   pool.on('error', () => {});
+  pool.on('connect', (c) => c.on('error', () => {})); // graphile-worker checks clients have listeners
   await migrate(pool);
   await pool.end();
   project.provide('pgAdminUrl', adminUrl);
