@@ -24,6 +24,7 @@ import { registerSessionRoutes } from './sessions/handlers.ts';
 import { createSessionsService } from './sessions/service.ts';
 import { appendPath } from './discovery/service.ts';
 import { registerTokenRoutes } from './token/handlers.ts';
+import { createTokenHook } from './token/hook.ts';
 import { createTokenIssuer } from './token/issue.ts';
 import { createTokenService } from './token/service.ts';
 import { registerUserinfoRoutes } from './userinfo/handlers.ts';
@@ -57,7 +58,8 @@ export function createFlowFeatures(
   const codec = createFlowCodec(keyRing(config.secrets.system, 'flow'), config.ttl.login_consent_request, now);
   const cookies = createFlowCookies(config, keyRing(cookieSecrets(config), 'cookie'), now);
   const sessions = createSessionCodec(keyRing(config.secrets.system, 'session'), config.oauth2.session.encrypt_at_rest);
-  const issuer = createTokenIssuer({ config, clock, keys, sessions });
+  const hook = createTokenHook({ hook: config.oauth2.token_hook, fetch: core.fetch.oauth2, log: core.log });
+  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook });
 
   const flows = createFlowsService({ db, clock, codec, clients });
   registerFlowRoutes(deps.adminRouter, flows);

@@ -72,6 +72,53 @@ const url = (description: string, defaultText = '(derived)', extra: LeafExtra = 
     defaultText,
     extra,
   );
+/** Hydra's hook form: a URL, or `{url, auth: {type: api_key, config: {in, name, value}}}`. */
+const hookObject = z.strictObject({
+  url: z.string().refine((v) => URL.canParse(v), { message: 'expected an absolute URL' }),
+  auth: z
+    .strictObject({
+      type: z.literal('api_key'),
+      config: z.strictObject({
+        in: z.enum(['header', 'cookie']),
+        name: z.string().min(1),
+        value: z.string(),
+      }),
+    })
+    .optional(),
+});
+export type HookConfig = z.output<typeof hookObject>;
+/** Off when empty; a string starting with `{` (an environment variable) is read as the JSON object form. */
+const hook = (description: string, extra: LeafExtra = {}) =>
+  leaf(
+    'url',
+    z
+      .union([z.string(), hookObject])
+      .transform((v, ctx): HookConfig | undefined => {
+        if (typeof v !== 'string') return v;
+        const s = v.trim();
+        if (s === '') return undefined;
+        if (!s.startsWith('{')) {
+          if (URL.canParse(s)) return { url: s };
+          ctx.addIssue({ code: 'custom', message: 'expected an absolute URL or {url, auth}' });
+          return z.NEVER;
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(s);
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'expected an absolute URL or a JSON object {url, auth}' });
+          return z.NEVER;
+        }
+        const r = hookObject.safeParse(json);
+        if (r.success) return r.data;
+        for (const i of r.error.issues) ctx.addIssue({ code: 'custom', message: i.message, path: i.path });
+        return z.NEVER;
+      })
+      .prefault(''),
+    description,
+    '""',
+    extra,
+  );
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   leaf('int', z.number().int().min(min).max(max).default(def), description, String(def));
 const bool = (def: boolean, description: string) => leaf('bool', z.boolean().default(def), description, String(def));
@@ -226,7 +273,10 @@ export const spec = {
       ),
       timeout: dur('10s', 'Timeout of one back-channel logout request.'),
     },
-    token_hook: url('Token hook URL called before tokens are issued.', '""'),
+    token_hook: hook(
+      'Token hook: called before the token endpoint issues tokens (every grant); its answer replaces the custom claims (see Tokens). A URL, or `{url, auth: {type: api_key, config: {in: header|cookie, name, value}}}` (in the environment as JSON); off when empty.',
+      { secret: true },
+    ),
   },
   oidc: {
     subject_identifiers: {

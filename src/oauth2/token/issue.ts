@@ -14,6 +14,7 @@ import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
 import { clientGrantTypes } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { insertAccessToken, insertCode, insertRefreshToken, type TokenRecord } from '../store/tokens.ts';
+import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
 
@@ -66,6 +67,8 @@ export interface IssuerDeps {
   clock: Clock;
   keys: KeyPort;
   sessions: SessionCodec;
+  /** `oauth2.token_hook`, run by `prepareTokenResponse` before anything is signed. */
+  hook?: TokenHook;
 }
 
 /** `at_hash` / `c_hash`: left half of the hash named by the JWS alg, base64url (OIDC Core §3.1.3.6). */
@@ -183,10 +186,16 @@ export function createTokenIssuer(d: IssuerDeps) {
 
   /**
    * The token endpoint response, signed and ready, with the rows still to write: `save(db)` stores
-   * them. Grants that hold a row lock prepare before taking it, so no signing (and no other pooled
-   * connection) happens while the lock is held.
+   * them. Grants that hold a row lock prepare before taking it, so no signing, no token hook call
+   * (and no other pooled connection) happens while the lock is held. The token hook runs first and
+   * may replace the grant session's custom claims; `hookPayload` is what it sees of the form.
    */
-  async function prepareTokenResponse(grant: Grant, kind: GrantKind): Promise<PreparedTokens> {
+  async function prepareTokenResponse(
+    original: Grant,
+    kind: GrantKind,
+    hookPayload?: HookPayload,
+  ): Promise<PreparedTokens> {
+    const grant = d.hook ? await d.hook(original, kind, hookPayload) : original;
     const at = await mintAccessToken(grant, kind);
     const response: TokenResponse = {
       access_token: at.token,
@@ -212,8 +221,13 @@ export function createTokenIssuer(d: IssuerDeps) {
   }
 
   /** The token endpoint response: an access token, plus a refresh token and ID token when granted. */
-  async function tokenResponse(db: Executor, grant: Grant, kind: GrantKind): Promise<TokenResponse> {
-    const p = await prepareTokenResponse(grant, kind);
+  async function tokenResponse(
+    db: Executor,
+    grant: Grant,
+    kind: GrantKind,
+    hookPayload?: HookPayload,
+  ): Promise<TokenResponse> {
+    const p = await prepareTokenResponse(grant, kind, hookPayload);
     await p.save(db);
     return p.response;
   }

@@ -91,11 +91,13 @@ describe('(nid, subject, client_id) token indexes', () => {
   it('serve the deletes of consent-session revocation, with and without a client', async () => {
     const client = await createClient(t);
     await codeTokens(t, client);
-    // Other subjects' tokens and fresh statistics, so the planner sees how selective the index is
-    // (next to the other indexes on these tables: primary key, request id, expiry).
+    // Other subjects' tokens — half of them issued to this client, as a client serves many users —
+    // and fresh statistics, so the planner sees how selective the index is next to the other
+    // indexes on these tables (primary key, request id, expiry, and (nid, client_id) of sql/0055).
     for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens'] as const) {
       await sql`insert into ${sql.table(table)} (nid, signature, request_id, client_id, subject, requested_at, expires_at, session_data)
-        select '00000000-0000-4000-8000-000000000000', 'seed-' || g, 'req-' || g, 'client-' || (g % 20),
+        select '00000000-0000-4000-8000-000000000000', 'seed-' || g, 'req-' || g,
+          case when g % 2 = 0 then ${client.client_id} else 'client-' || (g % 20) end,
           'subject-' || (g % 300), now(), now() + (g % 97) * interval '1 minute', ''
         from generate_series(1, 3000) as g`.execute(t.container.db);
       await sql`analyze ${sql.table(table)}`.execute(t.container.db);

@@ -80,5 +80,6 @@ export async function jwtBearerGrant(
       session: machineSession(d, claims.sub),
     },
     'jwt_bearer',
+    { assertion: [assertion] },
   );
 }
