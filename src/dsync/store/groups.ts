@@ -17,23 +17,18 @@ const toGroup = (r: GroupRow): DsyncGroup => ({
   raw: r.raw as Raw,
 });
 
+const columns = (g: DsyncGroup) => ({ name: g.name, external_id: g.externalId, raw: JSON.stringify(g.raw) });
+
+const newRow = (g: DsyncGroup) => ({ directory_id: g.directoryId, id: g.id, ...columns(g) });
+
 export async function insertGroup(db: Executor, g: DsyncGroup): Promise<void> {
-  await db
-    .insertInto('dsync_groups')
-    .values({
-      directory_id: g.directoryId,
-      id: g.id,
-      name: g.name,
-      external_id: g.externalId,
-      raw: JSON.stringify(g.raw),
-    })
-    .execute();
+  await db.insertInto('dsync_groups').values(newRow(g)).execute();
 }
 
 export async function updateGroup(db: Executor, g: DsyncGroup): Promise<void> {
   await db
     .updateTable('dsync_groups')
-    .set({ name: g.name, external_id: g.externalId, raw: JSON.stringify(g.raw), updated_at: sql`now()` })
+    .set({ ...columns(g), updated_at: sql`now()` })
     .where('directory_id', '=', g.directoryId)
     .where('id', '=', g.id)
     .execute();
@@ -122,18 +117,7 @@ export async function findGroups(db: Executor, directoryId: string, ids: string[
 /** Inserts several groups in one statement (cloud sync pages). */
 export async function insertGroups(db: Executor, groups: DsyncGroup[]): Promise<void> {
   if (!groups.length) return;
-  await db
-    .insertInto('dsync_groups')
-    .values(
-      groups.map((g) => ({
-        directory_id: g.directoryId,
-        id: g.id,
-        name: g.name,
-        external_id: g.externalId,
-        raw: JSON.stringify(g.raw),
-      })),
-    )
-    .execute();
+  await db.insertInto('dsync_groups').values(groups.map(newRow)).execute();
 }
 
 /** Group ids of the directory after `afterId`, in id order (keyset pages). */

@@ -32,11 +32,10 @@ const columns = (u: DsyncUser) => ({
   raw: JSON.stringify(u.raw),
 });
 
+const newRow = (u: DsyncUser) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) });
+
 export async function insertUser(db: Executor, u: DsyncUser): Promise<void> {
-  await db
-    .insertInto('dsync_users')
-    .values({ directory_id: u.directoryId, id: u.id, ...columns(u) })
-    .execute();
+  await db.insertInto('dsync_users').values(newRow(u)).execute();
 }
 
 export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
@@ -143,10 +142,7 @@ export async function findUsers(db: Executor, directoryId: string, ids: string[]
 /** Inserts several users in one statement (cloud sync pages). */
 export async function insertUsers(db: Executor, users: DsyncUser[]): Promise<void> {
   if (!users.length) return;
-  await db
-    .insertInto('dsync_users')
-    .values(users.map((u) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) })))
-    .execute();
+  await db.insertInto('dsync_users').values(users.map(newRow)).execute();
 }
 
 /** Users of the directory whose userName or email is one of `names` (compared lower-cased). */
