@@ -4,8 +4,7 @@ import type { DsyncGroupsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
 import type { DsyncGroup, Raw } from '../types.ts';
-import { predicateSql } from './filter-sql.ts';
-import type { UserScope } from './users.ts';
+import { scopeSql, type UserScope } from './scope.ts';
 
 type GroupRow = Selectable<DsyncGroupsTable>;
 
@@ -64,21 +63,8 @@ export async function findGroupByName(
   return r && toGroup(r);
 }
 
-function scoped(db: Executor, scope: UserScope, filter?: Predicate) {
-  let q = db.selectFrom('dsync_groups as g');
-  if (scope.directoryId !== undefined) q = q.where('g.directory_id', '=', scope.directoryId);
-  if (scope.tenant !== undefined || scope.product !== undefined) {
-    q = q.where('g.directory_id', 'in', (eb) =>
-      eb
-        .selectFrom('dsync_directories')
-        .select('id')
-        .where('tenant', '=', scope.tenant ?? '')
-        .where('product', '=', scope.product ?? ''),
-    );
-  }
-  if (filter) q = q.where(predicateSql(filter, { alias: 'g' }));
-  return q;
-}
+const scoped = (db: Executor, scope: UserScope, filter?: Predicate) =>
+  db.selectFrom('dsync_groups as g').where(scopeSql('g', scope, filter));
 
 export async function listGroups(
   db: Executor,

@@ -4,7 +4,7 @@ import type { DsyncUsersTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
 import type { DsyncUser, Raw } from '../types.ts';
-import { predicateSql } from './filter-sql.ts';
+import { scopeSql, type UserScope } from './scope.ts';
 
 type UserRow = Selectable<DsyncUsersTable>;
 
@@ -81,28 +81,8 @@ export async function findUserClash(
   return r && toUser(r);
 }
 
-export interface UserScope {
-  directoryId?: string | undefined;
-  /** tenant+product of the directory (management API) */
-  tenant?: string | undefined;
-  product?: string | undefined;
-}
-
-function scoped(db: Executor, scope: UserScope, filter?: Predicate) {
-  let q = db.selectFrom('dsync_users as u');
-  if (scope.directoryId !== undefined) q = q.where('u.directory_id', '=', scope.directoryId);
-  if (scope.tenant !== undefined || scope.product !== undefined) {
-    q = q.where('u.directory_id', 'in', (eb) =>
-      eb
-        .selectFrom('dsync_directories')
-        .select('id')
-        .where('tenant', '=', scope.tenant ?? '')
-        .where('product', '=', scope.product ?? ''),
-    );
-  }
-  if (filter) q = q.where(predicateSql(filter, { alias: 'u' }));
-  return q;
-}
+const scoped = (db: Executor, scope: UserScope, filter?: Predicate) =>
+  db.selectFrom('dsync_users as u').where(scopeSql('u', scope, filter));
 
 /** One page, newest first, and the true total (Q3). */
 export async function listUsers(
