@@ -26,7 +26,7 @@ import type { WebhookEvent } from '../types.ts';
 import type { WebhookLogsService } from './logs.ts';
 import { wireEvent } from './payload.ts';
 import { PROCESS_KEY, scheduleProcessing } from './service.ts';
-import { postWebhook } from './webhook.ts';
+import { postWebhook, undeliverable } from './webhook.ts';
 
 export interface BatchOptions {
   db: Db;
@@ -79,10 +79,10 @@ export function createBatchService(o: BatchOptions) {
       const backoff = await outbox.getBackoff(trx, directoryId);
       if (backoff && backoff.nextAttemptAt > now) return { outcome: 'skipped', events: 0 };
       const d = await o.directories.load(directoryId, trx);
-      if (!d || d.deactivated || !d.webhook.endpoint || !d.webhook.secret) {
+      const reason = undeliverable(d);
+      if (reason || !d) {
         const events = await outbox.dropQueued(trx, directoryId, 'batch');
         await outbox.clearBackoff(trx, directoryId);
-        const reason = !d ? 'directory deleted' : d.deactivated ? 'directory deactivated' : 'directory has no webhook';
         o.log.info({ directoryId, events, reason }, 'queued webhook events dropped');
         return { outcome: 'dropped', events };
       }

@@ -29,7 +29,7 @@ import * as outbox from '../store/outbox.ts';
 import type { WebhookLogsService } from './logs.ts';
 import { wireEvent } from './payload.ts';
 import { DELIVER_TASK, deliveryQueue } from './service.ts';
-import { postWebhook } from './webhook.ts';
+import { postWebhook, undeliverable } from './webhook.ts';
 
 export interface DeliveryOptions {
   db: Db;
@@ -97,13 +97,7 @@ export function createDeliveryService(o: DeliveryOptions) {
       return c;
     }
     const directory = await o.directories.load(p.directoryId);
-    const reason = !directory
-      ? 'directory deleted'
-      : directory.deactivated
-        ? 'directory deactivated'
-        : !directory.webhook.endpoint || !directory.webhook.secret
-          ? 'directory has no webhook'
-          : undefined;
+    const reason = undeliverable(directory);
     if (reason || !directory) {
       const events = await outbox.dropQueued(o.db, p.directoryId, 'realtime', job.id);
       o.log.info({ directoryId: p.directoryId, events, reason }, 'webhook events dropped');

@@ -26,6 +26,7 @@ import type {
   WebhookEvent,
 } from '../types.ts';
 import { envelope, wireEvent } from './payload.ts';
+import { hasWebhook } from './webhook.ts';
 
 export const DELIVER_TASK = 'webhook_deliver';
 export const PROCESS_TASK = 'dsync_process_events';
@@ -93,7 +94,7 @@ export async function persistEvents(trx: Executor, batch: EventBatch): Promise<v
 }
 
 async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], policy: DeliveryPolicy): Promise<void> {
-  if (!d.webhook.endpoint || !d.webhook.secret) return;
+  if (!hasWebhook(d)) return;
   if (policy.batchMode) {
     await insertOutbox(
       trx,

@@ -10,6 +10,7 @@
 import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
+import type { Directory } from '../types.ts';
 
 export interface WebhookAttempt {
   delivered: boolean;
@@ -19,6 +20,17 @@ export interface WebhookAttempt {
   error: string | undefined;
   startedAt: Date;
   completedAt: Date;
+}
+
+/** A directory's events are delivered only when it has a webhook endpoint and secret. */
+export const hasWebhook = (d: Pick<Directory, 'webhook'>) => d.webhook.endpoint !== '' && d.webhook.secret !== '';
+
+/** Why the queued events of this directory cannot be delivered (they are dropped), or undefined. */
+export function undeliverable(d: Directory | undefined): string | undefined {
+  if (!d) return 'directory deleted';
+  if (d.deactivated) return 'directory deactivated';
+  if (!hasWebhook(d)) return 'directory has no webhook';
+  return undefined;
 }
 
 /** Jackson's response size limit (`maxContentLength`). */
