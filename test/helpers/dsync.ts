@@ -5,12 +5,16 @@
  */
 import { sql } from 'kysely';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
-import { startTestServer, type TestServer } from './apps.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from './apps.ts';
 
 export const API_KEY = 'test-dsync-api-key-0123456789';
 
-export function startDsyncServer(overrides: Record<string, unknown> = {}): Promise<TestServer> {
-  return startTestServer({ overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
+/** A test server whose dsync API accepts API_KEY, with these config overrides (and other options). */
+export function startDsyncServer(
+  overrides: Record<string, unknown> = {},
+  opts: Omit<TestServerOptions, 'overrides'> = {},
+): Promise<TestServer> {
+  return startTestServer({ ...opts, overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
 }
 
 export interface Reply<T = any> {
