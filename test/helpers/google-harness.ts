@@ -86,5 +86,15 @@ export function googleHarness(server: () => TestServer, google: () => FakeGoogle
     return { result, events };
   }
 
-  return { ctl, authorize, authorizedDirectory, workspace, sync };
+  /** Runs one sync (see `sync`) while the fake answers `failWith`; the fake recovers afterwards. */
+  async function syncFailing(directoryId: string, failWith: FakeGoogle['failWith']) {
+    google().failWith = failWith;
+    try {
+      return await sync(directoryId);
+    } finally {
+      google().failWith = undefined;
+    }
+  }
+
+  return { ctl, authorize, authorizedDirectory, workspace, sync, syncFailing };
 }
