@@ -90,6 +90,18 @@ export async function storedEvents(
   return rows.map((r) => ({ ...r.payload, seq: Number(r.seq) }));
 }
 
+/** Runs `change`; returns its value and the events it stored for the directory, in order, without `seq`. */
+export async function withStoredEvents<T>(
+  s: TestServer,
+  directoryId: string,
+  change: () => Promise<T>,
+): Promise<{ value: T; events: DirectorySyncEvent[] }> {
+  const before = (await storedEvents(s, directoryId)).length;
+  const value = await change();
+  const events = (await storedEvents(s, directoryId)).slice(before).map(({ seq: _seq, ...e }) => e);
+  return { value, events };
+}
+
 /** A snapshot of everything stored under a directory (users, groups, memberships, events). */
 export async function snapshot(s: TestServer, directoryId: string) {
   const db = s.container.db;
