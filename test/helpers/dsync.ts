@@ -102,6 +102,13 @@ export async function withStoredEvents<T>(
   return { value, events };
 }
 
+/** How many users are stored under a directory. */
+export async function userCount(s: TestServer, directoryId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from dsync_users where directory_id = ${directoryId}`.execute(s.container.db);
+  return Number(rows[0]?.n);
+}
+
 /** A snapshot of everything stored under a directory (users, groups, memberships, events). */
 export async function snapshot(s: TestServer, directoryId: string) {
   const db = s.container.db;

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import { LogCapture, type TestServer } from '../../helpers/apps.ts';
-import { startDsyncServer, snapshot, v1 } from '../../helpers/dsync.ts';
+import { snapshot, startDsyncServer, userCount, v1 } from '../../helpers/dsync.ts';
 import { type FakeGoogle, googleConfig, googleUser, startFakeGoogle } from '../../helpers/fake-google.ts';
 import { googleHarness, summary } from '../../helpers/google-harness.ts';
 
@@ -136,15 +136,7 @@ describe('a failing Directory API', () => {
     // Three attempts at the failing page, then the run ended: page 1 is stored with its events, nothing deleted.
     expect(fake.requests.slice(from).filter((r) => r.query.pageToken === page2)).toHaveLength(3);
     expect(summary(events)).toEqual(ws.users.slice(0, 200).map((u) => `user.created ${u.id}`));
-    const count = async () =>
-      Number(
-        (
-          await sql<{ n: number }>`select count(*)::int n from dsync_users where directory_id = ${d.id}`.execute(
-            s.container.db,
-          )
-        ).rows[0]?.n,
-      );
-    expect(await count()).toBe(200);
+    expect(await userCount(s, d.id)).toBe(200);
 
     const next = await sync(d.id);
     expect(next.result.status).toBe('completed');
@@ -156,7 +148,7 @@ describe('a failing Directory API', () => {
       `group.user_added ${ws.eng.id}:${ws.users[1]?.id}`,
       `group.user_added ${ws.sales.id}:${ws.users[0]?.id}`,
     ]);
-    expect(await count()).toBe(450);
+    expect(await userCount(s, d.id)).toBe(450);
   });
 
   it('a failure while listing members leaves the users and groups synced; the next run adds the memberships', async () => {
