@@ -20,7 +20,7 @@
  * without webhook at delivery time: its undelivered events are dropped (logged at info).
  */
 import type { Clock } from '../../core/clock.ts';
-import { type Db, withTx } from '../../core/db/tx.ts';
+import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import { enqueue, isJobPending, missingJobs } from '../../core/jobs/enqueue.ts';
 import type { Logger } from '../../core/log.ts';
 import type { SafeFetch } from '../../core/safe-fetch.ts';
@@ -127,15 +127,19 @@ export function createDeliveryService(o: DeliveryOptions) {
     return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id, job.id, next.id) };
   }
 
+  /** A new delivery job of the directory (its queue runs one job at a time), starting at this event. */
+  const enqueueJob = (trx: Executor, directoryId: string, eventId: string) =>
+    enqueue(
+      trx,
+      DELIVER_TASK,
+      { directoryId, eventId },
+      { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
+    );
+
   /** Enqueues a new job for the directory and gives it this job's remaining rows. */
   async function handOn(directoryId: string, jobId: number, eventId: string): Promise<number> {
     return withTx(o.db, async (trx) => {
-      const id = await enqueue(
-        trx,
-        DELIVER_TASK,
-        { directoryId, eventId },
-        { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
-      );
+      const id = await enqueueJob(trx, directoryId, eventId);
       await outbox.reassignRealtime(trx, directoryId, jobId, id);
       return id;
     });
@@ -158,12 +162,7 @@ export function createDeliveryService(o: DeliveryOptions) {
         await outbox.lockRealtime(trx, directoryId);
         const head = await outbox.realtimeHead(trx, directoryId);
         if (!head) return undefined;
-        const jobId = await enqueue(
-          trx,
-          DELIVER_TASK,
-          { directoryId, eventId: head.eventId },
-          { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
-        );
+        const jobId = await enqueueJob(trx, directoryId, head.eventId);
         await outbox.setRealtimeJob(trx, directoryId, jobIds, jobId);
         return jobId;
       });
