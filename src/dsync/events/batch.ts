@@ -57,6 +57,8 @@ export interface RunReport {
   exhausted: boolean;
 }
 
+const emptyReport = (): RunReport => ({ posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false });
+
 type DirectoryOutcome = 'sent' | 'failed' | 'dropped' | 'skipped' | 'empty';
 
 /** Jackson's queue record (`fetchNextBatch`), with the event as delivered. */
@@ -120,7 +122,7 @@ export function createBatchService(o: BatchOptions) {
   async function process(opts: { maxPosts?: number; budgetMs?: number } = {}): Promise<RunReport> {
     const maxPosts = opts.maxPosts ?? 500;
     const deadline = Date.now() + (opts.budgetMs ?? 30_000);
-    const report: RunReport = { posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false };
+    const report = emptyReport();
     const spent = () => report.posts >= maxPosts || Date.now() >= deadline;
     // A directory is visited until it is empty, fails or is skipped; each is visited once per pass.
     const done = new Set<string>();
@@ -172,7 +174,7 @@ export function createBatchService(o: BatchOptions) {
 
   /** Runs once and schedules the next run (the task's body). */
   async function run(): Promise<RunReport> {
-    let report: RunReport = { posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false };
+    let report = emptyReport();
     try {
       report = await process();
     } finally {
@@ -209,7 +211,7 @@ export function createBatchService(o: BatchOptions) {
 
   /** The crontab's check: a queue with work and no scheduled run gets one. */
   async function ensureScheduled(): Promise<boolean> {
-    const at = await nextRun({ posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false });
+    const at = await nextRun(emptyReport());
     if (!at) return false;
     await scheduleProcessing(o.db, at, 'timer');
     return true;
