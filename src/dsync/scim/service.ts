@@ -60,15 +60,16 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
   async function usersRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
     if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
     if (id) {
-      const current = await users.loadUser(o.db, d, id);
-      if (method === 'GET') return { status: 200, data: current.raw };
-      const load = async (trx: Executor) => users.loadUser(trx, d, id);
+      // A write loads the resource once, in its transaction (404 there); other methods load it here.
+      const load = async (db: Executor) => users.loadUser(db, d, id);
       if (method === 'PUT')
         return write('users', d.id, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
       if (method === 'PATCH')
         return write('users', d.id, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
       if (method === 'DELETE')
         return write('users', d.id, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
+      const current = await load(o.db);
+      if (method === 'GET') return { status: 200, data: current.raw };
     }
     if (method === 'POST') return write('users', d.id, (t, dir, b) => users.createUser(t, dir, req.body, b));
     throw scimError(404, 'Not found');
@@ -77,15 +78,15 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
   async function groupsRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
     if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
     if (id) {
-      const current = await groups.loadGroup(o.db, d, id);
-      if (method === 'GET') return groups.getGroup(current);
-      const load = async (trx: Executor) => groups.loadGroup(trx, d, id);
+      const load = async (db: Executor) => groups.loadGroup(db, d, id);
       if (method === 'PUT')
         return write('groups', d.id, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
       if (method === 'PATCH')
         return write('groups', d.id, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
       if (method === 'DELETE')
         return write('groups', d.id, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
+      const current = await load(o.db);
+      if (method === 'GET') return groups.getGroup(current);
     }
     if (method === 'POST') return write('groups', d.id, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
     throw scimError(404, 'Not found');
