@@ -222,22 +222,24 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     });
   }
 
+  /** The records of the directories the query selects. */
+  const records = async (q: store.DirectoryQuery) =>
+    (await store.listDirectories(o.db, q)).map((r) => record(fromRow(r)));
+
   async function byTenantAndProduct(tenant: unknown, product: unknown): Promise<DirectoryRecord[]> {
     if (!nonEmpty(tenant) || !nonEmpty(product)) throw missing();
-    return (await store.listDirectories(o.db, { tenant, product })).map((r) => record(fromRow(r)));
+    return records({ tenant, product });
   }
 
   async function list(p: PageParams = {}): Promise<DirectoryRecord[]> {
-    return (await store.listDirectories(o.db, page(p))).map((r) => record(fromRow(r)));
+    return records(page(p));
   }
 
   /** `product` wins over `provider`; any directory type can be a provider here (Jackson: non-SCIM only). */
   async function filterBy(p: PageParams & { product?: unknown; provider?: unknown } = {}): Promise<DirectoryRecord[]> {
     const q = page(p);
-    if (nonEmpty(p.product))
-      return (await store.listDirectories(o.db, { ...q, product: p.product })).map((r) => record(fromRow(r)));
-    if (nonEmpty(p.provider))
-      return (await store.listDirectories(o.db, { ...q, type: p.provider })).map((r) => record(fromRow(r)));
+    if (nonEmpty(p.product)) return records({ ...q, product: p.product });
+    if (nonEmpty(p.provider)) return records({ ...q, type: p.provider });
     throw dsyncError(400, 'Please provide a product or provider.');
   }
 
