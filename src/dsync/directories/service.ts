@@ -18,6 +18,7 @@ import {
   type DirectoryType,
   isDirectoryType,
   isScimType,
+  isUuid,
   type PageParams,
   page,
   type Scope,
@@ -39,7 +40,6 @@ export interface DirectoriesOptions {
   checkWebhookUrl?: (url: string) => Promise<string | undefined>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
 type SecretField = (typeof SECRET_FIELDS)[number];
 
@@ -101,7 +101,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
 
   /** The directory, or undefined (also for ids that are not UUIDs). */
   async function load(id: string, db: Executor = o.db): Promise<Directory | undefined> {
-    if (!UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const r = await store.findDirectory(db, id.toLowerCase());
     return r && fromRow(r);
   }
@@ -214,7 +214,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
    */
   async function remove(id: unknown): Promise<void> {
     if (!nonEmpty(id)) throw dsyncError(400, 'Missing required parameter.');
-    if (!UUID.test(id)) throw notFound();
+    if (!isUuid(id)) throw notFound();
     await withTx(o.db, async (trx) => {
       const row = await store.deleteDirectory(trx, id.toLowerCase());
       if (!row) throw notFound();
@@ -270,7 +270,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string },
     db: Executor = o.db,
   ): Promise<Directory | undefined> {
-    if (!UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const key = id.toLowerCase();
     const row = await store.updateDirectory(db, key, {
       google_access_token: sealField(key, 'google_access_token', t.accessToken),
