@@ -16,25 +16,13 @@
  * A run processes directories four at a time and stops after `maxPosts` POSTs or `budgetMs`;
  * the job (tasks/dsync_process_events.ts) then schedules the next run (see `nextRun`).
  */
-import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
-import type { Logger } from '../../core/log.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
-import type { DirectoriesService } from '../directories/service.ts';
 import * as outbox from '../store/outbox.ts';
 import type { WebhookEvent } from '../types.ts';
-import type { WebhookLogsService } from './logs.ts';
 import { wireEvent } from './payload.ts';
 import { PROCESS_KEY, scheduleProcessing } from './service.ts';
-import { postWebhook, undeliverable } from './webhook.ts';
+import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
 
-export interface BatchOptions {
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  fetch: SafeFetch;
-  directories: DirectoriesService;
-  logs: WebhookLogsService;
+export interface BatchOptions extends SenderOptions {
   /** `dsync.webhook_batch_size` (0: batch mode off; a run still drains the queue, 50 at a time). */
   batchSize: number;
   /** `dsync.webhook_batch_cron_interval` in ms (0: no timer). */

@@ -19,25 +19,14 @@
  * `maxPerRun` events, then passes the rest to a new job. A directory deleted, deactivated or left
  * without webhook at delivery time: its undelivered events are dropped (logged at info).
  */
-import type { Clock } from '../../core/clock.ts';
-import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import { type Executor, withTx } from '../../core/db/tx.ts';
 import { enqueue, isJobPending, missingJobs } from '../../core/jobs/enqueue.ts';
-import type { Logger } from '../../core/log.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
-import type { DirectoriesService } from '../directories/service.ts';
 import * as outbox from '../store/outbox.ts';
-import type { WebhookLogsService } from './logs.ts';
 import { wireEvent } from './payload.ts';
 import { DELIVER_TASK, deliveryQueue } from './service.ts';
-import { postWebhook, undeliverable } from './webhook.ts';
+import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
 
-export interface DeliveryOptions {
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  fetch: SafeFetch;
-  directories: DirectoriesService;
-  logs: WebhookLogsService;
+export interface DeliveryOptions extends SenderOptions {
   maxAttempts: number;
   /** Events one job run delivers before handing the rest to a new job. */
   maxPerRun?: number;

@@ -9,8 +9,22 @@
  */
 import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
+import type { Db } from '../../core/db/tx.ts';
+import type { Logger } from '../../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
+import type { DirectoriesService } from '../directories/service.ts';
 import type { Directory } from '../types.ts';
+import type { WebhookLogsService } from './logs.ts';
+
+/** What the senders of directory events need (real-time delivery and batch mode). */
+export interface SenderOptions {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  fetch: SafeFetch;
+  directories: DirectoriesService;
+  logs: WebhookLogsService;
+}
 
 export interface WebhookAttempt {
   delivered: boolean;
