@@ -5,12 +5,16 @@
  */
 import { sql } from 'kysely';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
-import { startTestServer, type TestServer } from './apps.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from './apps.ts';
 
 export const API_KEY = 'test-dsync-api-key-0123456789';
 
-export function startDsyncServer(overrides: Record<string, unknown> = {}): Promise<TestServer> {
-  return startTestServer({ overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
+/** A test server whose dsync API accepts API_KEY, with these config overrides (and other options). */
+export function startDsyncServer(
+  overrides: Record<string, unknown> = {},
+  opts: Omit<TestServerOptions, 'overrides'> = {},
+): Promise<TestServer> {
+  return startTestServer({ ...opts, overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
 }
 
 export interface Reply<T = any> {
@@ -84,6 +88,25 @@ export async function storedEvents(
   const { rows } = await sql<{ seq: number; payload: DirectorySyncEvent }>`
     select seq, payload from dsync_events where directory_id = ${directoryId} order by seq`.execute(s.container.db);
   return rows.map((r) => ({ ...r.payload, seq: Number(r.seq) }));
+}
+
+/** Runs `change`; returns its value and the events it stored for the directory, in order, without `seq`. */
+export async function withStoredEvents<T>(
+  s: TestServer,
+  directoryId: string,
+  change: () => Promise<T>,
+): Promise<{ value: T; events: DirectorySyncEvent[] }> {
+  const before = (await storedEvents(s, directoryId)).length;
+  const value = await change();
+  const events = (await storedEvents(s, directoryId)).slice(before).map(({ seq: _seq, ...e }) => e);
+  return { value, events };
+}
+
+/** How many users are stored under a directory. */
+export async function userCount(s: TestServer, directoryId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from dsync_users where directory_id = ${directoryId}`.execute(s.container.db);
+  return Number(rows[0]?.n);
 }
 
 /** A snapshot of everything stored under a directory (users, groups, memberships, events). */

@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
 import type { TestServer } from './apps.ts';
-import { createDirectory, jacksonEvent, storedEvents } from './dsync.ts';
+import { createDirectory, jacksonEvent, withStoredEvents } from './dsync.ts';
 import { type FakeGoogle, type GGroup, type GUser, googleGroup, googleMember, googleUser } from './fake-google.ts';
 
 export const member = (u: { id: string; primaryEmail: string }) => googleMember(u.id, 'USER', u.primaryEmail);
@@ -76,15 +76,23 @@ export function googleHarness(server: () => TestServer, google: () => FakeGoogle
 
   /** Runs one sync; returns its result and the events it stored, which the callback got in the same order. */
   async function sync(directoryId: string) {
-    const before = (await storedEvents(server(), directoryId)).length;
     const received: DirectorySyncEvent[] = [];
-    const result = await server().container.dsync.services.google.syncDirectory(directoryId, {
-      callback: (e) => received.push(e),
-    });
-    const events = (await storedEvents(server(), directoryId)).slice(before).map(({ seq: _seq, ...e }) => e);
+    const { value: result, events } = await withStoredEvents(server(), directoryId, () =>
+      server().container.dsync.services.google.syncDirectory(directoryId, { callback: (e) => received.push(e) }),
+    );
     expect(received.map(jacksonEvent)).toEqual(events);
     return { result, events };
   }
 
-  return { ctl, authorize, authorizedDirectory, workspace, sync };
+  /** Runs one sync (see `sync`) while the fake answers `failWith`; the fake recovers afterwards. */
+  async function syncFailing(directoryId: string, failWith: FakeGoogle['failWith']) {
+    google().failWith = failWith;
+    try {
+      return await sync(directoryId);
+    } finally {
+      google().failWith = undefined;
+    }
+  }
+
+  return { ctl, authorize, authorizedDirectory, workspace, sync, syncFailing };
 }

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { DirectorySyncController } from '../../src/dsync/controller.ts';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
 import type { TestServer } from './apps.ts';
-import { scimClient, storedEvents } from './dsync.ts';
+import { scimClient, withStoredEvents } from './dsync.ts';
 
 export interface Step {
   name: string;
@@ -49,9 +49,7 @@ export function substitute<T>(v: T, ids: Record<string, string>): T {
 export function httpTransport(s: TestServer, dir: DirectoryRecord): Transport {
   const c = scimClient(s, dir);
   return async (method, path, body) => {
-    const before = (await storedEvents(s, dir.id)).length;
-    const r = await c(method, path, body);
-    const events = (await storedEvents(s, dir.id)).slice(before).map(({ seq: _seq, ...e }) => e);
+    const { value: r, events } = await withStoredEvents(s, dir.id, () => c(method, path, body));
     return { status: r.status, body: r.body, events };
   };
 }

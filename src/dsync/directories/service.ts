@@ -18,6 +18,7 @@ import {
   type DirectoryType,
   isDirectoryType,
   isScimType,
+  isUuid,
   type PageParams,
   page,
   type Scope,
@@ -39,7 +40,6 @@ export interface DirectoriesOptions {
   checkWebhookUrl?: (url: string) => Promise<string | undefined>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
 type SecretField = (typeof SECRET_FIELDS)[number];
 
@@ -101,7 +101,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
 
   /** The directory, or undefined (also for ids that are not UUIDs). */
   async function load(id: string, db: Executor = o.db): Promise<Directory | undefined> {
-    if (!UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const r = await store.findDirectory(db, id.toLowerCase());
     return r && fromRow(r);
   }
@@ -214,7 +214,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
    */
   async function remove(id: unknown): Promise<void> {
     if (!nonEmpty(id)) throw dsyncError(400, 'Missing required parameter.');
-    if (!UUID.test(id)) throw notFound();
+    if (!isUuid(id)) throw notFound();
     await withTx(o.db, async (trx) => {
       const row = await store.deleteDirectory(trx, id.toLowerCase());
       if (!row) throw notFound();
@@ -222,22 +222,24 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     });
   }
 
+  /** The records of the directories the query selects. */
+  const records = async (q: store.DirectoryQuery) =>
+    (await store.listDirectories(o.db, q)).map((r) => record(fromRow(r)));
+
   async function byTenantAndProduct(tenant: unknown, product: unknown): Promise<DirectoryRecord[]> {
     if (!nonEmpty(tenant) || !nonEmpty(product)) throw missing();
-    return (await store.listDirectories(o.db, { tenant, product })).map((r) => record(fromRow(r)));
+    return records({ tenant, product });
   }
 
   async function list(p: PageParams = {}): Promise<DirectoryRecord[]> {
-    return (await store.listDirectories(o.db, page(p))).map((r) => record(fromRow(r)));
+    return records(page(p));
   }
 
   /** `product` wins over `provider`; any directory type can be a provider here (Jackson: non-SCIM only). */
   async function filterBy(p: PageParams & { product?: unknown; provider?: unknown } = {}): Promise<DirectoryRecord[]> {
     const q = page(p);
-    if (nonEmpty(p.product))
-      return (await store.listDirectories(o.db, { ...q, product: p.product })).map((r) => record(fromRow(r)));
-    if (nonEmpty(p.provider))
-      return (await store.listDirectories(o.db, { ...q, type: p.provider })).map((r) => record(fromRow(r)));
+    if (nonEmpty(p.product)) return records({ ...q, product: p.product });
+    if (nonEmpty(p.provider)) return records({ ...q, type: p.provider });
     throw dsyncError(400, 'Please provide a product or provider.');
   }
 
@@ -268,7 +270,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string },
     db: Executor = o.db,
   ): Promise<Directory | undefined> {
-    if (!UUID.test(id)) return undefined;
+    if (!isUuid(id)) return undefined;
     const key = id.toLowerCase();
     const row = await store.updateDirectory(db, key, {
       google_access_token: sealField(key, 'google_access_token', t.accessToken),

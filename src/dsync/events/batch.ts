@@ -16,25 +16,13 @@
  * A run processes directories four at a time and stops after `maxPosts` POSTs or `budgetMs`;
  * the job (tasks/dsync_process_events.ts) then schedules the next run (see `nextRun`).
  */
-import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
-import type { Logger } from '../../core/log.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
-import type { DirectoriesService } from '../directories/service.ts';
 import * as outbox from '../store/outbox.ts';
 import type { WebhookEvent } from '../types.ts';
-import type { WebhookLogsService } from './logs.ts';
 import { wireEvent } from './payload.ts';
 import { PROCESS_KEY, scheduleProcessing } from './service.ts';
-import { postWebhook } from './webhook.ts';
+import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
 
-export interface BatchOptions {
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  fetch: SafeFetch;
-  directories: DirectoriesService;
-  logs: WebhookLogsService;
+export interface BatchOptions extends SenderOptions {
   /** `dsync.webhook_batch_size` (0: batch mode off; a run still drains the queue, 50 at a time). */
   batchSize: number;
   /** `dsync.webhook_batch_cron_interval` in ms (0: no timer). */
@@ -56,6 +44,8 @@ export interface RunReport {
   /** The run stopped on its budget with directories still due. */
   exhausted: boolean;
 }
+
+const emptyReport = (): RunReport => ({ posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false });
 
 type DirectoryOutcome = 'sent' | 'failed' | 'dropped' | 'skipped' | 'empty';
 
@@ -79,10 +69,10 @@ export function createBatchService(o: BatchOptions) {
       const backoff = await outbox.getBackoff(trx, directoryId);
       if (backoff && backoff.nextAttemptAt > now) return { outcome: 'skipped', events: 0 };
       const d = await o.directories.load(directoryId, trx);
-      if (!d || d.deactivated || !d.webhook.endpoint || !d.webhook.secret) {
+      const reason = undeliverable(d);
+      if (reason || !d) {
         const events = await outbox.dropQueued(trx, directoryId, 'batch');
         await outbox.clearBackoff(trx, directoryId);
-        const reason = !d ? 'directory deleted' : d.deactivated ? 'directory deactivated' : 'directory has no webhook';
         o.log.info({ directoryId, events, reason }, 'queued webhook events dropped');
         return { outcome: 'dropped', events };
       }
@@ -120,7 +110,7 @@ export function createBatchService(o: BatchOptions) {
   async function process(opts: { maxPosts?: number; budgetMs?: number } = {}): Promise<RunReport> {
     const maxPosts = opts.maxPosts ?? 500;
     const deadline = Date.now() + (opts.budgetMs ?? 30_000);
-    const report: RunReport = { posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false };
+    const report = emptyReport();
     const spent = () => report.posts >= maxPosts || Date.now() >= deadline;
     // A directory is visited until it is empty, fails or is skipped; each is visited once per pass.
     const done = new Set<string>();
@@ -172,7 +162,7 @@ export function createBatchService(o: BatchOptions) {
 
   /** Runs once and schedules the next run (the task's body). */
   async function run(): Promise<RunReport> {
-    let report: RunReport = { posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false };
+    let report = emptyReport();
     try {
       report = await process();
     } finally {
@@ -209,7 +199,7 @@ export function createBatchService(o: BatchOptions) {
 
   /** The crontab's check: a queue with work and no scheduled run gets one. */
   async function ensureScheduled(): Promise<boolean> {
-    const at = await nextRun({ posts: 0, delivered: 0, failed: 0, dropped: 0, exhausted: false });
+    const at = await nextRun(emptyReport());
     if (!at) return false;
     await scheduleProcessing(o.db, at, 'timer');
     return true;

@@ -19,25 +19,14 @@
  * `maxPerRun` events, then passes the rest to a new job. A directory deleted, deactivated or left
  * without webhook at delivery time: its undelivered events are dropped (logged at info).
  */
-import type { Clock } from '../../core/clock.ts';
-import { type Db, withTx } from '../../core/db/tx.ts';
+import { type Executor, withTx } from '../../core/db/tx.ts';
 import { enqueue, isJobPending, missingJobs } from '../../core/jobs/enqueue.ts';
-import type { Logger } from '../../core/log.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
-import type { DirectoriesService } from '../directories/service.ts';
 import * as outbox from '../store/outbox.ts';
-import type { WebhookLogsService } from './logs.ts';
 import { wireEvent } from './payload.ts';
 import { DELIVER_TASK, deliveryQueue } from './service.ts';
-import { postWebhook } from './webhook.ts';
+import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
 
-export interface DeliveryOptions {
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  fetch: SafeFetch;
-  directories: DirectoriesService;
-  logs: WebhookLogsService;
+export interface DeliveryOptions extends SenderOptions {
   maxAttempts: number;
   /** Events one job run delivers before handing the rest to a new job. */
   maxPerRun?: number;
@@ -97,13 +86,7 @@ export function createDeliveryService(o: DeliveryOptions) {
       return c;
     }
     const directory = await o.directories.load(p.directoryId);
-    const reason = !directory
-      ? 'directory deleted'
-      : directory.deactivated
-        ? 'directory deactivated'
-        : !directory.webhook.endpoint || !directory.webhook.secret
-          ? 'directory has no webhook'
-          : undefined;
+    const reason = undeliverable(directory);
     if (reason || !directory) {
       const events = await outbox.dropQueued(o.db, p.directoryId, 'realtime', job.id);
       o.log.info({ directoryId: p.directoryId, events, reason }, 'webhook events dropped');
@@ -133,15 +116,19 @@ export function createDeliveryService(o: DeliveryOptions) {
     return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id, job.id, next.id) };
   }
 
+  /** A new delivery job of the directory (its queue runs one job at a time), starting at this event. */
+  const enqueueJob = (trx: Executor, directoryId: string, eventId: string) =>
+    enqueue(
+      trx,
+      DELIVER_TASK,
+      { directoryId, eventId },
+      { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
+    );
+
   /** Enqueues a new job for the directory and gives it this job's remaining rows. */
   async function handOn(directoryId: string, jobId: number, eventId: string): Promise<number> {
     return withTx(o.db, async (trx) => {
-      const id = await enqueue(
-        trx,
-        DELIVER_TASK,
-        { directoryId, eventId },
-        { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
-      );
+      const id = await enqueueJob(trx, directoryId, eventId);
       await outbox.reassignRealtime(trx, directoryId, jobId, id);
       return id;
     });
@@ -164,12 +151,7 @@ export function createDeliveryService(o: DeliveryOptions) {
         await outbox.lockRealtime(trx, directoryId);
         const head = await outbox.realtimeHead(trx, directoryId);
         if (!head) return undefined;
-        const jobId = await enqueue(
-          trx,
-          DELIVER_TASK,
-          { directoryId, eventId: head.eventId },
-          { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
-        );
+        const jobId = await enqueueJob(trx, directoryId, head.eventId);
         await outbox.setRealtimeJob(trx, directoryId, jobIds, jobId);
         return jobId;
       });

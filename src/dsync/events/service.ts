@@ -26,6 +26,7 @@ import type {
   WebhookEvent,
 } from '../types.ts';
 import { envelope, wireEvent } from './payload.ts';
+import { hasWebhook } from './webhook.ts';
 
 export const DELIVER_TASK = 'webhook_deliver';
 export const PROCESS_TASK = 'dsync_process_events';
@@ -54,7 +55,7 @@ export interface EventBatch {
   add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup }): void;
 }
 
-export function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
+function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
   const pending: DirectorySyncEvent[] = [];
   return {
     directory,
@@ -73,7 +74,7 @@ export function eventBatch(directory: Directory, policy: DeliveryPolicy): EventB
  * directory row lock (store/directories.ts lockDirectory), which makes the sequence gap-free and
  * commit-ordered.
  */
-export async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
+async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   const n = batch.pending.length;
   if (!n) return;
   const directory = batch.directory;
@@ -92,8 +93,25 @@ export async function persistEvents(trx: Executor, batch: EventBatch): Promise<v
   await queueDelivery(trx, directory, rows, batch.policy);
 }
 
+/**
+ * Runs a change of the directory with a fresh event batch, then persists the batch's events in the
+ * same transaction (which must hold the directory row lock). Returns the change's value and the
+ * events as delivered, for the caller's callbacks after the commit.
+ */
+export async function withEvents<T>(
+  trx: Executor,
+  directory: Directory,
+  policy: DeliveryPolicy,
+  change: (batch: EventBatch) => Promise<T>,
+): Promise<{ value: T; events: WebhookEvent[] }> {
+  const batch = eventBatch(directory, policy);
+  const value = await change(batch);
+  await persistEvents(trx, batch);
+  return { value, events: batch.events };
+}
+
 async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], policy: DeliveryPolicy): Promise<void> {
-  if (!d.webhook.endpoint || !d.webhook.secret) return;
+  if (!hasWebhook(d)) return;
   if (policy.batchMode) {
     await insertOutbox(
       trx,

@@ -9,7 +9,22 @@
  */
 import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
+import type { Db } from '../../core/db/tx.ts';
+import type { Logger } from '../../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
+import type { DirectoriesService } from '../directories/service.ts';
+import type { Directory } from '../types.ts';
+import type { WebhookLogsService } from './logs.ts';
+
+/** What the senders of directory events need (real-time delivery and batch mode). */
+export interface SenderOptions {
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  fetch: SafeFetch;
+  directories: DirectoriesService;
+  logs: WebhookLogsService;
+}
 
 export interface WebhookAttempt {
   delivered: boolean;
@@ -19,6 +34,17 @@ export interface WebhookAttempt {
   error: string | undefined;
   startedAt: Date;
   completedAt: Date;
+}
+
+/** A directory's events are delivered only when it has a webhook endpoint and secret. */
+export const hasWebhook = (d: Pick<Directory, 'webhook'>) => d.webhook.endpoint !== '' && d.webhook.secret !== '';
+
+/** Why the queued events of this directory cannot be delivered (they are dropped), or undefined. */
+export function undeliverable(d: Directory | undefined): string | undefined {
+  if (!d) return 'directory deleted';
+  if (d.deactivated) return 'directory deactivated';
+  if (!hasWebhook(d)) return 'directory has no webhook';
+  return undefined;
 }
 
 /** Jackson's response size limit (`maxContentLength`). */

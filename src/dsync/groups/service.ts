@@ -5,21 +5,13 @@
 import type { Db } from '../../core/db/tx.ts';
 import { dsyncError } from '../errors.ts';
 import { groupRecord } from '../events/payload.ts';
-import type { Predicate } from '../scim/filter.ts';
 import * as groups from '../store/groups.ts';
 import * as members from '../store/members.ts';
 import type { DsyncGroup, GroupRecord, PageParams, Scope, ScopeQuery } from '../types.ts';
 import { page } from '../types.ts';
-import { storeScope } from '../users/service.ts';
+import { eq, storeScope } from '../users/service.ts';
 
 export type GroupWithMembers = GroupRecord & { members: { group_id: string; user_id: string }[] };
-
-const eq = (column: string, value: string, exact: boolean): Predicate => ({
-  kind: 'cmp',
-  field: { kind: 'column', column, exact, type: 'text' },
-  op: 'eq',
-  value,
-});
 
 export function createGroupsService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
   /** The group with this id in the scope (the newest, if several directories hold one). */

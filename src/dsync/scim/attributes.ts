@@ -5,7 +5,7 @@
  * become booleans, in the record and in `raw`.
  */
 import { scimError } from '../errors.ts';
-import type { Raw } from '../types.ts';
+import type { DsyncUser, Raw } from '../types.ts';
 
 const DANGEROUS = new Set(['__proto__', 'prototype', 'constructor']);
 
@@ -57,15 +57,8 @@ export function activeValue(v: unknown): boolean | undefined {
 const str = (v: unknown): string | null =>
   typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : null;
 
-export interface UserAttributes {
-  userName: string | null;
-  externalId: string | null;
-  email: string | null;
-  firstName: string;
-  lastName: string;
-  active: boolean;
-  roles: unknown[] | undefined;
-}
+/** The normalised columns of a user: a stored user without its keys and raw body. */
+export type UserAttributes = Omit<DsyncUser, 'directoryId' | 'id' | 'raw'>;
 
 function primaryEmail(emails: unknown): string | null {
   if (!Array.isArray(emails)) return null;

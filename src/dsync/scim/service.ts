@@ -11,7 +11,7 @@ import { isDataException, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
-import { type DeliveryPolicy, type EventBatch, eventBatch, persistEvents } from '../events/service.ts';
+import { type DeliveryPolicy, type EventBatch, withEvents } from '../events/service.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
@@ -49,10 +49,8 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
         const directory = await o.directories.lock(trx, directoryId);
         if (!directory) throw scimError(404, 'Directory configuration not found.');
         if (directory.deactivated) return { status: 200, data: {}, events: [] };
-        const batch = eventBatch(directory, o.delivery);
-        const r = await fn(trx, directory, batch);
-        await persistEvents(trx, batch);
-        return { ...r, events: batch.events };
+        const { value, events } = await withEvents(trx, directory, o.delivery, (batch) => fn(trx, directory, batch));
+        return { ...value, events };
       });
     } catch (e) {
       throw mapDbError(e, () => scimError(409, `${kind === 'users' ? 'User' : 'Group'} already exists`, 'uniqueness'));
@@ -62,15 +60,16 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
   async function usersRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
     if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
     if (id) {
-      const current = await users.loadUser(o.db, d, id);
-      if (method === 'GET') return { status: 200, data: current.raw };
-      const load = async (trx: Executor) => users.loadUser(trx, d, id);
+      // A write loads the resource once, in its transaction (404 there); other methods load it here.
+      const load = async (db: Executor) => users.loadUser(db, d, id);
       if (method === 'PUT')
         return write('users', d.id, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
       if (method === 'PATCH')
         return write('users', d.id, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
       if (method === 'DELETE')
         return write('users', d.id, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
+      const current = await load(o.db);
+      if (method === 'GET') return { status: 200, data: current.raw };
     }
     if (method === 'POST') return write('users', d.id, (t, dir, b) => users.createUser(t, dir, req.body, b));
     throw scimError(404, 'Not found');
@@ -79,15 +78,15 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
   async function groupsRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
     if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
     if (id) {
-      const current = await groups.loadGroup(o.db, d, id);
-      if (method === 'GET') return groups.getGroup(current);
-      const load = async (trx: Executor) => groups.loadGroup(trx, d, id);
+      const load = async (db: Executor) => groups.loadGroup(db, d, id);
       if (method === 'PUT')
         return write('groups', d.id, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
       if (method === 'PATCH')
         return write('groups', d.id, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
       if (method === 'DELETE')
         return write('groups', d.id, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
+      const current = await load(o.db);
+      if (method === 'GET') return groups.getGroup(current);
     }
     if (method === 'POST') return write('groups', d.id, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
     throw scimError(404, 'Not found');

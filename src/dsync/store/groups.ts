@@ -4,8 +4,7 @@ import type { DsyncGroupsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
 import type { DsyncGroup, Raw } from '../types.ts';
-import { predicateSql } from './filter-sql.ts';
-import type { UserScope } from './users.ts';
+import { scopeSql, type UserScope } from './scope.ts';
 
 type GroupRow = Selectable<DsyncGroupsTable>;
 
@@ -17,23 +16,18 @@ const toGroup = (r: GroupRow): DsyncGroup => ({
   raw: r.raw as Raw,
 });
 
+const columns = (g: DsyncGroup) => ({ name: g.name, external_id: g.externalId, raw: JSON.stringify(g.raw) });
+
+const newRow = (g: DsyncGroup) => ({ directory_id: g.directoryId, id: g.id, ...columns(g) });
+
 export async function insertGroup(db: Executor, g: DsyncGroup): Promise<void> {
-  await db
-    .insertInto('dsync_groups')
-    .values({
-      directory_id: g.directoryId,
-      id: g.id,
-      name: g.name,
-      external_id: g.externalId,
-      raw: JSON.stringify(g.raw),
-    })
-    .execute();
+  await db.insertInto('dsync_groups').values(newRow(g)).execute();
 }
 
 export async function updateGroup(db: Executor, g: DsyncGroup): Promise<void> {
   await db
     .updateTable('dsync_groups')
-    .set({ name: g.name, external_id: g.externalId, raw: JSON.stringify(g.raw), updated_at: sql`now()` })
+    .set({ ...columns(g), updated_at: sql`now()` })
     .where('directory_id', '=', g.directoryId)
     .where('id', '=', g.id)
     .execute();
@@ -69,21 +63,8 @@ export async function findGroupByName(
   return r && toGroup(r);
 }
 
-function scoped(db: Executor, scope: UserScope, filter?: Predicate) {
-  let q = db.selectFrom('dsync_groups as g');
-  if (scope.directoryId !== undefined) q = q.where('g.directory_id', '=', scope.directoryId);
-  if (scope.tenant !== undefined || scope.product !== undefined) {
-    q = q.where('g.directory_id', 'in', (eb) =>
-      eb
-        .selectFrom('dsync_directories')
-        .select('id')
-        .where('tenant', '=', scope.tenant ?? '')
-        .where('product', '=', scope.product ?? ''),
-    );
-  }
-  if (filter) q = q.where(predicateSql(filter, { alias: 'g' }));
-  return q;
-}
+const scoped = (db: Executor, scope: UserScope, filter?: Predicate) =>
+  db.selectFrom('dsync_groups as g').where(scopeSql('g', scope, filter));
 
 export async function listGroups(
   db: Executor,
@@ -122,18 +103,7 @@ export async function findGroups(db: Executor, directoryId: string, ids: string[
 /** Inserts several groups in one statement (cloud sync pages). */
 export async function insertGroups(db: Executor, groups: DsyncGroup[]): Promise<void> {
   if (!groups.length) return;
-  await db
-    .insertInto('dsync_groups')
-    .values(
-      groups.map((g) => ({
-        directory_id: g.directoryId,
-        id: g.id,
-        name: g.name,
-        external_id: g.externalId,
-        raw: JSON.stringify(g.raw),
-      })),
-    )
-    .execute();
+  await db.insertInto('dsync_groups').values(groups.map(newRow)).execute();
 }
 
 /** Group ids of the directory after `afterId`, in id order (keyset pages). */

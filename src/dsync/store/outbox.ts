@@ -301,23 +301,11 @@ export async function getBackoff(db: Executor, directoryId: string): Promise<Bac
 }
 
 export async function setBackoff(db: Executor, directoryId: string, b: Backoff, now: Date): Promise<void> {
+  const fields = { attempts: b.attempts, next_attempt_at: b.nextAttemptAt, last_error: b.lastError, updated_at: now };
   await db
     .insertInto('dsync_webhook_backoff')
-    .values({
-      directory_id: directoryId,
-      attempts: b.attempts,
-      next_attempt_at: b.nextAttemptAt,
-      last_error: b.lastError,
-      updated_at: now,
-    })
-    .onConflict((oc) =>
-      oc.column('directory_id').doUpdateSet({
-        attempts: b.attempts,
-        next_attempt_at: b.nextAttemptAt,
-        last_error: b.lastError,
-        updated_at: now,
-      }),
-    )
+    .values({ directory_id: directoryId, ...fields })
+    .onConflict((oc) => oc.column('directory_id').doUpdateSet(fields))
     .execute();
 }
 

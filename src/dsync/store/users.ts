@@ -4,7 +4,7 @@ import type { DsyncUsersTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
 import type { DsyncUser, Raw } from '../types.ts';
-import { predicateSql } from './filter-sql.ts';
+import { scopeSql, type UserScope } from './scope.ts';
 
 type UserRow = Selectable<DsyncUsersTable>;
 
@@ -32,11 +32,10 @@ const columns = (u: DsyncUser) => ({
   raw: JSON.stringify(u.raw),
 });
 
+const newRow = (u: DsyncUser) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) });
+
 export async function insertUser(db: Executor, u: DsyncUser): Promise<void> {
-  await db
-    .insertInto('dsync_users')
-    .values({ directory_id: u.directoryId, id: u.id, ...columns(u) })
-    .execute();
+  await db.insertInto('dsync_users').values(newRow(u)).execute();
 }
 
 export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
@@ -82,28 +81,8 @@ export async function findUserClash(
   return r && toUser(r);
 }
 
-export interface UserScope {
-  directoryId?: string | undefined;
-  /** tenant+product of the directory (management API) */
-  tenant?: string | undefined;
-  product?: string | undefined;
-}
-
-function scoped(db: Executor, scope: UserScope, filter?: Predicate) {
-  let q = db.selectFrom('dsync_users as u');
-  if (scope.directoryId !== undefined) q = q.where('u.directory_id', '=', scope.directoryId);
-  if (scope.tenant !== undefined || scope.product !== undefined) {
-    q = q.where('u.directory_id', 'in', (eb) =>
-      eb
-        .selectFrom('dsync_directories')
-        .select('id')
-        .where('tenant', '=', scope.tenant ?? '')
-        .where('product', '=', scope.product ?? ''),
-    );
-  }
-  if (filter) q = q.where(predicateSql(filter, { alias: 'u' }));
-  return q;
-}
+const scoped = (db: Executor, scope: UserScope, filter?: Predicate) =>
+  db.selectFrom('dsync_users as u').where(scopeSql('u', scope, filter));
 
 /** One page, newest first, and the true total (Q3). */
 export async function listUsers(
@@ -143,10 +122,7 @@ export async function findUsers(db: Executor, directoryId: string, ids: string[]
 /** Inserts several users in one statement (cloud sync pages). */
 export async function insertUsers(db: Executor, users: DsyncUser[]): Promise<void> {
   if (!users.length) return;
-  await db
-    .insertInto('dsync_users')
-    .values(users.map((u) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) })))
-    .execute();
+  await db.insertInto('dsync_users').values(users.map(newRow)).execute();
 }
 
 /** Users of the directory whose userName or email is one of `names` (compared lower-cased). */

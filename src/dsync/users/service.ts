@@ -31,7 +31,8 @@ export const storeScope = (s: Scope, directoryId = s.directoryId) => ({
   ...(directoryId ? { directoryId: directoryIdOrNil(directoryId) } : {}),
 });
 
-const eq = (column: string, value: string, exact: boolean): Predicate => ({
+/** `column eq value` as a filter predicate (`exact`: compared case-sensitively). */
+export const eq = (column: string, value: string, exact: boolean): Predicate => ({
   kind: 'cmp',
   field: { kind: 'column', column, exact, type: 'text' },
   op: 'eq',

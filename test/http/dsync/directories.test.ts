@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../helpers/apps.ts';
-import { API_KEY, createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
+import { API_KEY, createDirectory, scimClient, startDsyncServer, userCount, v1 } from '../../helpers/dsync.ts';
 
 let s: TestServer;
 let api: ReturnType<typeof v1>;
@@ -218,10 +218,7 @@ describe('DELETE /api/v1/dsync/{id}', () => {
     expect((await c('POST', '/Users', { userName: 'gone@example.com' })).status).toBe(201);
     expect(await api('DELETE', `/${d.id}`)).toMatchObject({ status: 200, body: { data: {} } });
     expect((await api('GET', `/${d.id}`)).status).toBe(404);
-    const { rows } = await sql<{
-      n: number;
-    }>`select count(*)::int as n from dsync_users where directory_id = ${d.id}`.execute(s.container.db);
-    expect(rows[0]?.n).toBe(0);
+    expect(await userCount(s, d.id)).toBe(0);
     expect(await api('DELETE', `/${d.id}`)).toMatchObject({ status: 200, body: { data: {} } });
   });
 });

@@ -5,10 +5,9 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SyncResult } from '../../../src/dsync/cloud/google/sync.ts';
-import type { DirectoryRecord, DirectorySyncEvent } from '../../../src/dsync/types.ts';
-import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { API_KEY, snapshot, v1 } from '../../helpers/dsync.ts';
+import type { DirectoryRecord } from '../../../src/dsync/types.ts';
+import { LogCapture, type TestServer } from '../../helpers/apps.ts';
+import { snapshot, startDsyncServer, userCount, v1 } from '../../helpers/dsync.ts';
 import { type FakeGoogle, googleConfig, googleUser, startFakeGoogle } from '../../helpers/fake-google.ts';
 import { googleHarness, summary } from '../../helpers/google-harness.ts';
 
@@ -18,17 +17,14 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   fake = await startFakeGoogle();
-  s = await startTestServer({
-    overrides: { 'dsync.api_keys': [API_KEY], ...googleConfig(fake) },
-    log: logs.logger('info'),
-  });
+  s = await startDsyncServer(googleConfig(fake), { log: logs.logger('info') });
 });
 afterAll(async () => {
   await s?.close();
   await fake?.close();
 });
 
-const { authorize, authorizedDirectory, workspace, sync } = googleHarness(
+const { authorize, authorizedDirectory, workspace, sync, syncFailing } = googleHarness(
   () => s,
   () => fake,
 );
@@ -132,28 +128,15 @@ describe('a failing Directory API', () => {
     const d = await authorizedDirectory({ product: 'failing' });
     const page2 = Buffer.from('200').toString('base64url');
     const from = fake.requests.length;
-    fake.failWith = (r) => (r.path.endsWith('/users') && r.query.pageToken === page2 ? 503 : undefined);
-    let first: SyncResult;
-    let events: DirectorySyncEvent[];
-    try {
-      ({ result: first, events } = await sync(d.id));
-    } finally {
-      fake.failWith = undefined;
-    }
+    const { result: first, events } = await syncFailing(d.id, (r) =>
+      r.path.endsWith('/users') && r.query.pageToken === page2 ? 503 : undefined,
+    );
     expect(first.status).toBe('failed');
     expect(first.reason).toBe("Google's Directory API did not answer successfully (HTTP 503)");
     // Three attempts at the failing page, then the run ended: page 1 is stored with its events, nothing deleted.
     expect(fake.requests.slice(from).filter((r) => r.query.pageToken === page2)).toHaveLength(3);
     expect(summary(events)).toEqual(ws.users.slice(0, 200).map((u) => `user.created ${u.id}`));
-    const count = async () =>
-      Number(
-        (
-          await sql<{ n: number }>`select count(*)::int n from dsync_users where directory_id = ${d.id}`.execute(
-            s.container.db,
-          )
-        ).rows[0]?.n,
-      );
-    expect(await count()).toBe(200);
+    expect(await userCount(s, d.id)).toBe(200);
 
     const next = await sync(d.id);
     expect(next.result.status).toBe('completed');
@@ -165,20 +148,15 @@ describe('a failing Directory API', () => {
       `group.user_added ${ws.eng.id}:${ws.users[1]?.id}`,
       `group.user_added ${ws.sales.id}:${ws.users[0]?.id}`,
     ]);
-    expect(await count()).toBe(450);
+    expect(await userCount(s, d.id)).toBe(450);
   });
 
   it('a failure while listing members leaves the users and groups synced; the next run adds the memberships', async () => {
     const ws = workspace(5);
     const d = await authorizedDirectory({ product: 'failing-members' });
-    fake.failWith = (r) => (r.path.endsWith(`/groups/${ws.sales.id}/members`) ? 500 : undefined);
-    let first: SyncResult;
-    let events: DirectorySyncEvent[];
-    try {
-      ({ result: first, events } = await sync(d.id));
-    } finally {
-      fake.failWith = undefined;
-    }
+    const { result: first, events } = await syncFailing(d.id, (r) =>
+      r.path.endsWith(`/groups/${ws.sales.id}/members`) ? 500 : undefined,
+    );
     expect(first.status).toBe('failed');
     expect(summary(events).slice(-2)).toEqual([
       `group.user_added ${ws.eng.id}:${ws.users[0]?.id}`,
@@ -191,15 +169,10 @@ describe('a failing Directory API', () => {
   it('a 403 (not an admin, scopes missing) is reported as such', async () => {
     workspace(2);
     const d = await authorizedDirectory({ product: 'forbidden' });
-    fake.failWith = (r) => (r.path.endsWith('/users') ? 403 : undefined);
-    try {
-      const { result } = await sync(d.id);
-      expect(result.status).toBe('failed');
-      expect(result.reason).toMatch(
-        /^Google refused access to the directory \(HTTP 403 BACKEND_ERROR\): the authorizing account must be a Workspace administrator/,
-      );
-    } finally {
-      fake.failWith = undefined;
-    }
+    const { result } = await syncFailing(d.id, (r) => (r.path.endsWith('/users') ? 403 : undefined));
+    expect(result.status).toBe('failed');
+    expect(result.reason).toMatch(
+      /^Google refused access to the directory \(HTTP 403 BACKEND_ERROR\): the authorizing account must be a Workspace administrator/,
+    );
   });
 });

@@ -7,8 +7,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../../src/dsync/types.ts';
-import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { API_KEY, jacksonEvent, snapshot, storedEvents, v1 } from '../../helpers/dsync.ts';
+import { LogCapture, type TestServer } from '../../helpers/apps.ts';
+import { startDsyncServer, jacksonEvent, snapshot, storedEvents, v1 } from '../../helpers/dsync.ts';
 import {
   type FakeGoogle,
   type GGroup,
@@ -26,10 +26,7 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   fake = await startFakeGoogle();
-  s = await startTestServer({
-    overrides: { 'dsync.api_keys': [API_KEY], ...googleConfig(fake) },
-    log: logs.logger('info'),
-  });
+  s = await startDsyncServer(googleConfig(fake), { log: logs.logger('info') });
 });
 afterAll(async () => {
   await s?.close();

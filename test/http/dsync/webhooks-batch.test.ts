@@ -10,15 +10,15 @@ import { sql } from 'kysely';
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
-import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { API_KEY, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { eventually, type TestServer } from '../../helpers/apps.ts';
+import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { jobsOf, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
 const SECRET = 'whsec-batch';
 
 async function batchServer(overrides: Record<string, unknown>): Promise<{ s: TestServer; runner: Runner }> {
-  const s = await startTestServer({ overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
+  const s = await startDsyncServer(overrides);
   return { s, runner: await s.startWorker({ concurrency: 4 }) };
 }
 

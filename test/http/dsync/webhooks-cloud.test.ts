@@ -5,8 +5,8 @@
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
-import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { API_KEY } from '../../helpers/dsync.ts';
+import { eventually, type TestServer } from '../../helpers/apps.ts';
+import { startDsyncServer } from '../../helpers/dsync.ts';
 import { type FakeGoogle, googleConfig, startFakeGoogle } from '../../helpers/fake-google.ts';
 import { googleHarness } from '../../helpers/google-harness.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
@@ -21,7 +21,7 @@ let runner: Runner;
 beforeAll(async () => {
   fake = await startFakeGoogle();
   rx = await startReceiver();
-  s = await startTestServer({ overrides: { 'dsync.api_keys': [API_KEY], ...googleConfig(fake) } });
+  s = await startDsyncServer(googleConfig(fake));
   runner = await s.startWorker({ concurrency: 4 });
 });
 afterAll(async () => {

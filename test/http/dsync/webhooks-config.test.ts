@@ -8,8 +8,8 @@ import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/core/config/load.ts';
 import type { Resolver } from '../../../src/core/safe-fetch.ts';
-import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { API_KEY, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { eventually, LogCapture, type TestServer } from '../../helpers/apps.ts';
+import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { deadJobs, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
@@ -28,15 +28,10 @@ describe('address policy (dsync.disallow_private_ip_ranges on)', () => {
   };
   beforeAll(async () => {
     rx = await startReceiver();
-    s = await startTestServer({
-      overrides: {
-        'dsync.api_keys': [API_KEY],
-        'dsync.disallow_private_ip_ranges': true,
-        'dsync.webhook.max_attempts': 2,
-      },
-      log: logs.logger('debug'),
-      resolver,
-    });
+    s = await startDsyncServer(
+      { 'dsync.disallow_private_ip_ranges': true, 'dsync.webhook.max_attempts': 2 },
+      { log: logs.logger('debug'), resolver },
+    );
     runner = await s.startWorker();
   });
   afterAll(async () => {
@@ -95,9 +90,7 @@ describe('connection lifecycle events (global webhook)', () => {
   let runner: Runner;
   beforeAll(async () => {
     rx = await startReceiver();
-    s = await startTestServer({
-      overrides: { 'dsync.api_keys': [API_KEY], 'dsync.webhook_url': rx.url, 'dsync.webhook_secret': 'global-secret' },
-    });
+    s = await startDsyncServer({ 'dsync.webhook_url': rx.url, 'dsync.webhook_secret': 'global-secret' });
     runner = await s.startWorker();
   });
   afterAll(async () => {

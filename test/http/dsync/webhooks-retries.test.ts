@@ -8,9 +8,9 @@ import type { Runner } from 'graphile-worker';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
-import { eventually, startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
+import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
-import { API_KEY, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { deadJobs, jobsOf, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
@@ -19,9 +19,7 @@ let s: TestServer;
 let runner: Runner;
 
 beforeAll(async () => {
-  s = await startTestServer({
-    overrides: { 'dsync.api_keys': [API_KEY], 'dsync.webhook.max_attempts': 4 },
-  });
+  s = await startDsyncServer({ 'dsync.webhook.max_attempts': 4 });
   runner = await s.startWorker({ concurrency: 4 });
 });
 afterAll(async () => {

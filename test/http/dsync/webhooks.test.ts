@@ -8,8 +8,8 @@ import { sql } from 'kysely';
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
-import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { API_KEY, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { eventually, LogCapture, type TestServer } from '../../helpers/apps.ts';
+import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { jobsOf, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
@@ -24,7 +24,7 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   rx = await startReceiver();
-  s = await startTestServer({ overrides: { 'dsync.api_keys': [API_KEY] }, log: logs.logger('info') });
+  s = await startDsyncServer({}, { log: logs.logger('info') });
   runner = await s.startWorker({ concurrency: 4 });
 });
 afterAll(async () => {

@@ -68,6 +68,15 @@ export interface ListPage {
 /** A short code Google put in an error body (`invalid_grant`, `PERMISSION_DENIED`), never free text. */
 const shortCode = (v: unknown) => (typeof v === 'string' && /^[A-Za-z_]{1,64}$/.test(v) ? v : undefined);
 
+/** The answer's JSON body, undefined when it is not JSON. */
+function bodyJson(res: SafeResponse): unknown {
+  try {
+    return res.json();
+  } catch {
+    return undefined;
+  }
+}
+
 export function createGoogleClient(o: GoogleClientOptions) {
   const retries = Math.max(0, (o.attempts ?? 3) - 1);
 
@@ -119,12 +128,7 @@ export function createGoogleClient(o: GoogleClientOptions) {
         body,
       }),
     );
-    let json: unknown;
-    try {
-      json = res.json();
-    } catch {
-      json = undefined;
-    }
+    const json = bodyJson(res);
     if (res.status !== 200) {
       const code = shortCode(tokenErrorBody.safeParse(json).data?.error);
       if (code === 'invalid_grant')
@@ -182,12 +186,7 @@ export function createGoogleClient(o: GoogleClientOptions) {
         headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
       }),
     );
-    let json: unknown;
-    try {
-      json = res.json();
-    } catch {
-      json = undefined;
-    }
+    const json = bodyJson(res);
     if (res.status !== 200) {
       const status = shortCode(apiErrorBody.safeParse(json).data?.error?.status);
       const detail = `HTTP ${res.status}${status ? ` ${status}` : ''}`;

@@ -20,6 +20,11 @@ export interface UserWrites {
   deferred: DsyncUser[];
 }
 
+const ids = (items: Array<{ id: string }>) => items.map((x) => x.id);
+
+/** The items by id. */
+const byId = <T extends { id: string }>(items: T[]) => new Map(items.map((x) => [x.id, x]));
+
 const names = (u: Pick<DsyncUser, 'userName' | 'email'>) => [
   ...new Set([u.userName, u.email].filter((n): n is string => !!n).map((n) => n.toLowerCase())),
 ];
@@ -34,15 +39,7 @@ export async function writeUsers(
   batch: EventBatch,
   page: DsyncUser[],
 ): Promise<UserWrites> {
-  const stored = new Map(
-    (
-      await users.findUsers(
-        trx,
-        directoryId,
-        page.map((u) => u.id),
-      )
-    ).map((u) => [u.id, u]),
-  );
+  const stored = byId(await users.findUsers(trx, directoryId, ids(page)));
   const changed = page.filter((u) => {
     const c = stored.get(u.id);
     return !c || userFingerprint(c.raw) !== userFingerprint(u.raw);
@@ -86,16 +83,8 @@ export async function writeUserCycle(
   batch: EventBatch,
   pending: DsyncUser[],
 ): Promise<UserWrites> {
-  const before = await users.findUsers(
-    trx,
-    directoryId,
-    pending.map((u) => u.id),
-  );
-  await users.clearUserNames(
-    trx,
-    directoryId,
-    before.map((u) => u.id),
-  );
+  const before = await users.findUsers(trx, directoryId, ids(pending));
+  await users.clearUserNames(trx, directoryId, ids(before));
   const r = await writeUsers(trx, directoryId, batch, pending);
   const wanted = new Map(pending.map((u) => [u.id, u]));
   const notWritten = new Set(r.deferred.map((u) => u.id));
@@ -115,15 +104,7 @@ export async function deleteUsers(trx: Executor, directoryId: string, batch: Eve
 
 /** Creates the new groups and updates the changed ones (group names need not be unique at Google). */
 export async function writeGroups(trx: Executor, directoryId: string, batch: EventBatch, page: DsyncGroup[]) {
-  const stored = new Map(
-    (
-      await groups.findGroups(
-        trx,
-        directoryId,
-        page.map((g) => g.id),
-      )
-    ).map((g) => [g.id, g]),
-  );
+  const stored = byId(await groups.findGroups(trx, directoryId, ids(page)));
   const out = { created: 0, updated: 0 };
   const inserts: DsyncGroup[] = [];
   for (const g of page) {
@@ -159,10 +140,10 @@ export async function removeMembers(
   const group = await groups.findGroup(trx, directoryId, groupId);
   if (!group) return 0;
   const removed = await members.removeMembers(trx, directoryId, groupId, ids);
-  const byId = new Map((await users.findUsers(trx, directoryId, removed)).map((u) => [u.id, u]));
+  const stored = byId(await users.findUsers(trx, directoryId, removed));
   let n = 0;
   for (const id of removed) {
-    const user = byId.get(id);
+    const user = stored.get(id);
     if (user) batch.add('group.user_removed', { user, group });
     n++;
   }
@@ -182,13 +163,13 @@ export async function addMembers(
 ): Promise<number> {
   const group = await groups.findGroup(trx, directoryId, groupId);
   if (!group) return 0;
-  const byId = new Map((await users.findUsers(trx, directoryId, ids)).map((u) => [u.id, u]));
+  const stored = byId(await users.findUsers(trx, directoryId, ids));
   const added = await members.addMembers(
     trx,
     directoryId,
     groupId,
-    ids.filter((id) => byId.has(id)),
+    ids.filter((id) => stored.has(id)),
   );
-  for (const id of added) batch.add('group.user_added', { user: byId.get(id)!, group });
+  for (const id of added) batch.add('group.user_added', { user: stored.get(id)!, group });
   return added.length;
 }
