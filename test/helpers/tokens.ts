@@ -3,18 +3,7 @@
  * flow and returns the tokens.
  */
 import type { TestServer } from './apps.ts';
-import {
-  authorizeUrl,
-  Browser,
-  type CreatedClient,
-  exchangeCode,
-  type FlowScript,
-  param,
-  randomState,
-  runFlow,
-} from './oauth2.ts';
-
-export const CB = 'http://127.0.0.1:9999/cb';
+import { Browser, type CreatedClient, exchangeCode, type FlowScript, param, runFlow, codeFlowUrl } from './oauth2.ts';
 
 export interface Reply {
   status: number;
@@ -90,18 +79,7 @@ export async function codeTokens(
   script: FlowScript = {},
   subject = 'alice',
 ): Promise<Record<string, string>> {
-  const r = await runFlow(
-    t,
-    new Browser(),
-    authorizeUrl(t, {
-      client_id: client.client_id,
-      response_type: 'code',
-      redirect_uri: CB,
-      scope,
-      state: randomState(),
-    }),
-    { login: () => ({ subject }), ...script },
-  );
+  const r = await runFlow(t, new Browser(), codeFlowUrl(t, client, scope), { login: () => ({ subject }), ...script });
   const code = param(r.final, 'code');
   if (!code) throw new Error(`no code at ${r.final}`);
   const tok = await exchangeCode(t, client, code);

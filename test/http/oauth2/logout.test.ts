@@ -7,8 +7,8 @@ import { SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { acceptLogout, CB, rememberedLogin, sessionCount } from '../../helpers/logout.ts';
-import { adminApi, authorizeUrl, Browser, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
+import { acceptLogout, rememberedLogin, sessionCount } from '../../helpers/logout.ts';
+import { adminApi, Browser, createClient, param, randomState, runFlow, codeFlowUrl } from '../../helpers/oauth2.ts';
 
 let t: TestServer;
 const POST_LOGOUT = 'http://127.0.0.1:9999/logged-out';
@@ -78,17 +78,7 @@ describe('RP-initiated logout', () => {
     expect(browser.cookies.has(t.container.oauth2.flows.cookies.sessionName)).toBe(false);
 
     // The next authorization needs a fresh login.
-    const again = await runFlow(
-      t,
-      browser,
-      authorizeUrl(t, {
-        client_id: client.client_id,
-        response_type: 'code',
-        redirect_uri: CB,
-        scope: 'openid',
-        state: randomState(),
-      }),
-    );
+    const again = await runFlow(t, browser, codeFlowUrl(t, client, 'openid'));
     expect(again.loginSeen?.skip).toBe(false);
   });
 

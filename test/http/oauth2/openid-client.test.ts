@@ -3,10 +3,9 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { authorizeUrl, Browser, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
+import { authorizeUrl, Browser, createClient, param, randomState, runFlow, CB } from '../../helpers/oauth2.ts';
 
 let t: TestServer;
-const CB = 'http://127.0.0.1:9999/cb';
 
 beforeAll(async () => {
   t = await startTestServer();
