@@ -25,17 +25,23 @@ async function reply(res: Response): Promise<Reply> {
 export const basic = (c: CreatedClient) =>
   `Basic ${Buffer.from(`${encodeURIComponent(c.client_id)}:${encodeURIComponent(c.client_secret ?? '')}`).toString('base64')}`;
 
+/** Form headers with client_secret_basic, or `client_id` added to `body` for a public client. */
+function authenticate(client: CreatedClient | undefined, body: URLSearchParams): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (client?.client_secret) headers.authorization = basic(client);
+  else if (client) body.set('client_id', client.client_id);
+  return headers;
+}
+
 /** POST /oauth2/token with client_secret_basic (or client_id in the form for public clients). */
 export async function tokenRequest(
   t: TestServer,
   client: CreatedClient | undefined,
   form: Record<string, string | string[]>,
 ): Promise<Reply> {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
-  if (client?.client_secret) headers.authorization = basic(client);
-  else if (client) body.set('client_id', client.client_id);
+  const headers = authenticate(client, body);
   return reply(await fetch(`${t.publicUrl}/oauth2/token`, { method: 'POST', headers, body }));
 }
 
@@ -64,10 +70,8 @@ export async function revoke(
   token: string,
   extra: Record<string, string> = {},
 ): Promise<Reply> {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const body = new URLSearchParams({ token, ...extra });
-  if (client.client_secret) headers.authorization = basic(client);
-  else body.set('client_id', client.client_id);
+  const headers = authenticate(client, body);
   return reply(await fetch(`${t.publicUrl}/oauth2/revoke`, { method: 'POST', headers, body }));
 }
 
