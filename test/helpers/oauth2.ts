@@ -3,8 +3,8 @@
  * by hand, and the admin API through `@ory/hydra-client` (as a real Hydra login app would).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Configuration, OAuth2Api } from '@ory/hydra-client';
 import type { TestServer } from './apps.ts';
+import { adminApi as adminApiAt } from './clients.ts';
 
 /** The redirect URI that `createClient` registers and `exchangeCode` sends. */
 export const CB = 'http://127.0.0.1:9999/cb';
@@ -17,7 +17,7 @@ export function pkcePair(method: 'S256' | 'plain' = 'S256') {
   return { verifier, challenge, method };
 }
 
-export const adminApi = (t: TestServer) => new OAuth2Api(new Configuration({ basePath: t.adminUrl }));
+export const adminApi = (t: TestServer) => adminApiAt(t.adminUrl);
 
 export interface CreatedClient {
   client_id: string;
