@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { verb, run } from './common.ts';
+import { collect, run, verb } from './common.ts';
 import { adminRequest, endpointOf, endpointOption } from './endpoint.ts';
 import { type Format, formatOf, formatOption, type Printable, printRow, printTable, quietOption } from './printing.ts';
 
@@ -72,14 +72,10 @@ const BOOLS: Array<[string, string, string]> = [
 ];
 
 const camel = (flag: string) => flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-/** Hydra's string-slice flags: repeatable, each value comma-separated. */
-const collect = (v: string, prev: string[] | undefined) => [
-  ...(prev ?? []),
-  ...v
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean),
-];
+
+/** The flags every client command has: where the admin API is, and how to print. */
+const withOutputFlags = (cmd: Command): Command =>
+  cmd.addOption(endpointOption()).addOption(formatOption()).addOption(quietOption());
 
 function withClientFlags(cmd: Command): Command {
   cmd.option(
@@ -91,7 +87,7 @@ function withClientFlags(cmd: Command): Command {
     cmd.option(`--${flag} <value>`, desc + (def.length ? ` (default ${def.join(',')})` : ''), collect);
   for (const [flag, , desc] of BOOLS) cmd.option(`--${flag}`, desc);
   cmd.option('--metadata <json>', 'arbitrary JSON metadata', '{}');
-  return cmd.addOption(endpointOption()).addOption(formatOption()).addOption(quietOption());
+  return withOutputFlags(cmd);
 }
 
 /** The client body from the flags (Hydra sends every field, with its flag defaults) or from --file. */
@@ -177,81 +173,74 @@ function registerUpdate(program: Command): void {
 }
 
 function registerGet(program: Command): void {
-  verb(program, 'get', 'Get resources')
-    .command('oauth2-client')
-    .aliases(['client', 'clients', 'oauth2-clients'])
-    .argument('<ids...>', 'client ids')
-    .description('Get one or more OAuth 2.0 clients')
-    .addOption(endpointOption())
-    .addOption(formatOption())
-    .addOption(quietOption())
-    .action((ids: string[], o: Opts) =>
-      run(async () => {
-        const base = endpointOf(o);
-        const cs: Client[] = [];
-        for (const id of ids) cs.push((await adminRequest(base, 'GET', clientPath(id))).body as Client);
-        if (cs.length === 1) printRow(formatOf(o), one(cs[0] as Client));
-        else printTable(formatOf(o), many(cs));
-      }),
-    );
+  withOutputFlags(
+    verb(program, 'get', 'Get resources')
+      .command('oauth2-client')
+      .aliases(['client', 'clients', 'oauth2-clients'])
+      .argument('<ids...>', 'client ids')
+      .description('Get one or more OAuth 2.0 clients'),
+  ).action((ids: string[], o: Opts) =>
+    run(async () => {
+      const base = endpointOf(o);
+      const cs: Client[] = [];
+      for (const id of ids) cs.push((await adminRequest(base, 'GET', clientPath(id))).body as Client);
+      if (cs.length === 1) printRow(formatOf(o), one(cs[0] as Client));
+      else printTable(formatOf(o), many(cs));
+    }),
+  );
 }
 
 function registerList(program: Command): void {
-  verb(program, 'list', 'List resources')
-    .command('oauth2-clients')
-    .alias('clients')
-    .description('List OAuth 2.0 clients, one page at a time')
-    .option('--page-size <n>', 'maximum number of items to return', '100')
-    .option('--page-token <token>', 'page token acquired from a previous response', '')
-    .addOption(endpointOption())
-    .addOption(formatOption())
-    .addOption(quietOption())
-    .action((o: Opts) =>
-      run(async () => {
-        if (!/^\d+$/.test(o.pageSize))
-          throw new Error(`--page-size must be a number, got ${JSON.stringify(o.pageSize)}`);
-        const q = new URLSearchParams({ page_size: o.pageSize, ...(o.pageToken ? { page_token: o.pageToken } : {}) });
-        const r = await adminRequest(endpointOf(o), 'GET', `/admin/clients?${q}`);
-        const items = r.body as Client[];
-        const next = nextPageToken(r.headers.get('link'));
-        const p = many(items);
-        printTable(formatOf(o), {
-          ...p,
-          value: { items, next_page_token: next, is_last_page: next === '' },
-          footer: [[''], ['NEXT PAGE TOKEN', next], ['IS LAST PAGE', String(next === '')]],
-        });
-      }),
-    );
+  withOutputFlags(
+    verb(program, 'list', 'List resources')
+      .command('oauth2-clients')
+      .alias('clients')
+      .description('List OAuth 2.0 clients, one page at a time')
+      .option('--page-size <n>', 'maximum number of items to return', '100')
+      .option('--page-token <token>', 'page token acquired from a previous response', ''),
+  ).action((o: Opts) =>
+    run(async () => {
+      if (!/^\d+$/.test(o.pageSize)) throw new Error(`--page-size must be a number, got ${JSON.stringify(o.pageSize)}`);
+      const q = new URLSearchParams({ page_size: o.pageSize, ...(o.pageToken ? { page_token: o.pageToken } : {}) });
+      const r = await adminRequest(endpointOf(o), 'GET', `/admin/clients?${q}`);
+      const items = r.body as Client[];
+      const next = nextPageToken(r.headers.get('link'));
+      const p = many(items);
+      printTable(formatOf(o), {
+        ...p,
+        value: { items, next_page_token: next, is_last_page: next === '' },
+        footer: [[''], ['NEXT PAGE TOKEN', next], ['IS LAST PAGE', String(next === '')]],
+      });
+    }),
+  );
 }
 
 function registerDelete(program: Command): void {
-  verb(program, 'delete', 'Delete resources')
-    .command('oauth2-client')
-    .aliases(['client', 'clients', 'oauth2-clients'])
-    .argument('<ids...>', 'client ids')
-    .description('Delete one or more OAuth 2.0 clients')
-    .addOption(endpointOption())
-    .addOption(formatOption())
-    .addOption(quietOption())
-    .action((ids: string[], o: Opts) =>
-      run(async () => {
-        const base = endpointOf(o);
-        const deleted: string[] = [];
-        const failed: string[] = [];
-        for (const id of ids) {
-          try {
-            await adminRequest(base, 'DELETE', clientPath(id));
-            deleted.push(id);
-          } catch (e) {
-            failed.push(`${id}: ${(e as Error).message}`);
-          }
+  withOutputFlags(
+    verb(program, 'delete', 'Delete resources')
+      .command('oauth2-client')
+      .aliases(['client', 'clients', 'oauth2-clients'])
+      .argument('<ids...>', 'client ids')
+      .description('Delete one or more OAuth 2.0 clients'),
+  ).action((ids: string[], o: Opts) =>
+    run(async () => {
+      const base = endpointOf(o);
+      const deleted: string[] = [];
+      const failed: string[] = [];
+      for (const id of ids) {
+        try {
+          await adminRequest(base, 'DELETE', clientPath(id));
+          deleted.push(id);
+        } catch (e) {
+          failed.push(`${id}: ${(e as Error).message}`);
         }
-        const p: Printable = { header: ['ID'], rows: deleted.map((d) => [d]), value: deleted, ids: deleted };
-        if (deleted.length === 1) printRow(formatOf(o), { ...p, value: deleted[0] });
-        else if (deleted.length > 1) printTable(formatOf(o), p);
-        if (failed.length) throw new Error(failed.join('\nerror: '));
-      }),
-    );
+      }
+      const p: Printable = { header: ['ID'], rows: deleted.map((d) => [d]), value: deleted, ids: deleted };
+      if (deleted.length === 1) printRow(formatOf(o), { ...p, value: deleted[0] });
+      else if (deleted.length > 1) printTable(formatOf(o), p);
+      if (failed.length) throw new Error(failed.join('\nerror: '));
+    }),
+  );
 }
 
 export function registerClients(program: Command): void {

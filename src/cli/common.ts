@@ -64,3 +64,12 @@ export function onShutdown(stop: () => Promise<void>): void {
 export function verb(program: Command, name: string, description: string): Command {
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
+
+/** Hydra's string-slice flags: repeatable, each value comma-separated (a commander option parser). */
+export const collect = (v: string, prev: string[] | undefined) => [
+  ...(prev ?? []),
+  ...v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+];

@@ -7,10 +7,11 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { systemSecrets } from '../container.ts';
-import { DecryptError, open } from '../core/crypto/aead.ts';
+import { DecryptError, openJson } from '../core/crypto/aead.ts';
 import { peekType } from '../core/crypto/jwe.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { decodeLogoutToken } from '../oauth2/logout/challenge.ts';
+import { isPlainSessionData } from '../oauth2/session-data.ts';
 import { configFrom, type GlobalFlags, run } from './common.ts';
 
 const readValue = (v: string) => (v === '-' ? readFileSync(0, 'utf8') : v).trim();
@@ -53,9 +54,9 @@ export async function decodeChallenge(secrets: string[], value: string, now = Da
 }
 
 export function decryptSession(secrets: string[], value: string): unknown {
-  if (value.startsWith('{') || value.startsWith('[')) return JSON.parse(value); // stored in plain text (encrypt_at_rest off)
+  if (isPlainSessionData(value)) return JSON.parse(value);
   try {
-    return JSON.parse(open(ringOrFail(secrets, 'session'), value));
+    return openJson(ringOrFail(secrets, 'session'), value);
   } catch (e) {
     if (e instanceof DecryptError || e instanceof SyntaxError) {
       throw new Error(

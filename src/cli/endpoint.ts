@@ -17,6 +17,12 @@ export function endpointOf(o: { endpoint?: string }): string {
   return e.replace(/\/+$/, '');
 }
 
+/** `Authorization: Basic …` for client_secret_basic: id and secret form-encoded first (RFC 6749 §2.3.1). */
+export function basicAuthorization(id: string, secret: string): string {
+  const formEncode = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${formEncode(id)}:${formEncode(secret)}`).toString('base64')}`;
+}
+
 export interface ApiResponse {
   status: number;
   headers: Headers;

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Command } from 'commander';
 import { run } from './common.ts';
+import { basicAuthorization } from './endpoint.ts';
 
 interface PerformOptions {
   clientId?: string;
@@ -34,7 +35,6 @@ interface Tokens {
 }
 
 const b64 = (n: number) => randomBytes(n).toString('base64url');
-const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
 
 function base(endpoint: string | undefined): URL {
   if (!endpoint) throw new Error('no public endpoint: pass --endpoint or set ORY_SDK_URL');
@@ -60,8 +60,7 @@ async function exchange(
     code_verifier: verifier,
   });
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (secret)
-    headers.authorization = `Basic ${Buffer.from(`${formEncode(id)}:${formEncode(secret)}`).toString('base64')}`;
+  if (secret) headers.authorization = basicAuthorization(id, secret);
   else form.set('client_id', id);
   const r = await fetch(new URL('oauth2/token', base(o.endpoint)), { method: 'POST', headers, body: form });
   const body = (await r.json().catch(() => ({}))) as Tokens & { error?: string; error_description?: string };

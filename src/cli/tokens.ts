@@ -5,25 +5,14 @@
  * `OAUTH2_CLIENT_ID`/`OAUTH2_CLIENT_SECRET`. Output as the other admin commands (`--format`).
  */
 import { type Command, Option } from 'commander';
-import { run, verb } from './common.ts';
-import { adminRequest, endpointOf } from './endpoint.ts';
+import { collect, run, verb } from './common.ts';
+import { adminRequest, basicAuthorization, endpointOf, endpointOption } from './endpoint.ts';
 import { formatOf, formatOption, type Printable, printRow } from './printing.ts';
 
 type Opts = Record<string, any>;
 
 const publicEndpoint = () =>
   new Option('-e, --endpoint <url>', 'public API URL (e.g. http://127.0.0.1:4444)').env('ORY_SDK_URL');
-const adminEndpoint = () =>
-  new Option('-e, --endpoint <url>', 'admin API URL (e.g. http://127.0.0.1:4445)').env('ORY_SDK_URL');
-/** Hydra's string-slice flags: repeatable, each value comma-separated. */
-const collect = (v: string, prev: string[] | undefined) => [
-  ...(prev ?? []),
-  ...v
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean),
-];
-const formEncode = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
 
 function credentials(o: Opts): { id: string; secret: string } {
   const id = o.clientId || process.env.OAUTH2_CLIENT_ID || '';
@@ -46,7 +35,7 @@ async function publicPost(o: Opts, path: string, form: URLSearchParams): Promise
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${formEncode(id)}:${formEncode(secret)}`).toString('base64')}`,
+        authorization: basicAuthorization(id, secret),
       },
       body: form,
       signal: AbortSignal.timeout(10_000),
@@ -159,7 +148,7 @@ export function registerTokens(program: Command): void {
     .command('token <token>')
     .description('Introspect an OAuth 2.0 access or refresh token')
     .option('--scope <scopes>', 'additionally check that these scopes were granted (repeat or comma-separate)', collect)
-    .addOption(adminEndpoint())
+    .addOption(endpointOption())
     .addOption(formatOption())
     .action((token: string, o: Opts) => run(() => introspectToken(token, o)));
 
@@ -175,7 +164,7 @@ export function registerTokens(program: Command): void {
   verb(program, 'delete', 'Delete resources through the admin API')
     .command('access-tokens <client-id>')
     .description('Delete all OAuth 2.0 access tokens of a client')
-    .addOption(adminEndpoint())
+    .addOption(endpointOption())
     .addOption(formatOption())
     .action((clientId: string, o: Opts) => run(() => deleteAccessTokens(clientId, o)));
 }

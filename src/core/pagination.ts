@@ -114,3 +114,25 @@ export interface Page<T> {
   firstToken: string;
   nextToken: string | undefined;
 }
+
+/**
+ * The page from `rows` fetched with `limit: size + 1`: the first `size` rows, the first-page token,
+ * and a next-page token at the cursor of the last row kept when the extra row shows there is more.
+ */
+export async function keysetPage<T>(
+  ring: KeyRing,
+  kind: string,
+  size: number,
+  rows: T[],
+  cursorOf: (last: T) => Cursor,
+  now: Date,
+): Promise<Page<T>> {
+  const items = rows.slice(0, size);
+  const last = items.at(-1);
+  return {
+    items,
+    size,
+    firstToken: await encodePageToken(ring, kind, undefined, now),
+    nextToken: rows.length > size && last ? await encodePageToken(ring, kind, cursorOf(last), now) : undefined,
+  };
+}

@@ -22,7 +22,7 @@ import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
 import { createSessionCodec } from './session-data.ts';
 import { registerSessionRoutes } from './sessions/handlers.ts';
 import { createSessionsService } from './sessions/service.ts';
-import { appendPath } from './discovery/service.ts';
+import { appendPath, tokenEndpoint } from './discovery/service.ts';
 import { registerTokenRoutes } from './token/handlers.ts';
 import { createTokenHook } from './token/hook.ts';
 import { createTokenIssuer } from './token/issue.ts';
@@ -77,12 +77,7 @@ export function createFlowFeatures(
   });
   registerAuthorizeRoutes(deps.publicRouter, authorize, config);
 
-  const tokenUrls = [
-    ...new Set([
-      config.webfinger.oidc_discovery.token_url || appendPath(config.urls.self.public, 'oauth2/token'),
-      appendPath(config.urls.self.issuer, 'oauth2/token'),
-    ]),
-  ];
+  const tokenUrls = [...new Set([tokenEndpoint(config), appendPath(config.urls.self.issuer, 'oauth2/token')])];
   const clientAuth = { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls };
   const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);

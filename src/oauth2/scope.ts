@@ -2,7 +2,6 @@
  * Scope and audience matching (fosite's strategies). Shared by the authorization endpoint, consent
  * skipping and the other grants.
  */
-export type ScopeStrategyName = 'wildcard' | 'exact';
 export type ScopeStrategy = (granted: readonly string[], needle: string) => boolean;
 
 export const exactScopeStrategy: ScopeStrategy = (granted, needle) => granted.includes(needle);

@@ -11,10 +11,13 @@ export interface SessionCodec {
   open<T>(stored: string): T;
 }
 
+/** Whether a stored value is plain JSON (written with `encrypt_at_rest` off) rather than sealed. */
+export const isPlainSessionData = (stored: string): boolean => stored.startsWith('{') || stored.startsWith('[');
+
 export function createSessionCodec(ring: KeyRing, encrypt: boolean): SessionCodec {
   return {
     seal: (value) => (encrypt ? sealJson(ring, value) : JSON.stringify(value)),
     open: <T>(stored: string): T =>
-      stored.startsWith('{') || stored.startsWith('[') ? (JSON.parse(stored) as T) : openJson<T>(ring, stored),
+      isPlainSessionData(stored) ? (JSON.parse(stored) as T) : openJson<T>(ring, stored),
   };
 }

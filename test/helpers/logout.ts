@@ -6,18 +6,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { sql } from 'kysely';
 import type { TestServer } from './apps.ts';
-import {
-  adminApi,
-  authorizeUrl,
-  type Browser,
-  type CreatedClient,
-  exchangeCode,
-  param,
-  randomState,
-  runFlow,
-} from './oauth2.ts';
-
-export const CB = 'http://127.0.0.1:9999/cb';
+import { adminApi, type Browser, type CreatedClient, exchangeCode, param, runFlow, codeFlowUrl } from './oauth2.ts';
 
 /** A remembered login of `subject` for `client` (skipping the login UI when the browser has a session). */
 export async function rememberedLogin(
@@ -26,18 +15,9 @@ export async function rememberedLogin(
   client: CreatedClient,
   subject = 'alice',
 ): Promise<{ idToken: string; sid: string; loginSkipped: boolean }> {
-  const r = await runFlow(
-    t,
-    browser,
-    authorizeUrl(t, {
-      client_id: client.client_id,
-      response_type: 'code',
-      redirect_uri: CB,
-      scope: 'openid',
-      state: randomState(),
-    }),
-    { login: (q) => ({ subject: q.skip ? q.subject : subject, remember: true }) },
-  );
+  const r = await runFlow(t, browser, codeFlowUrl(t, client, 'openid'), {
+    login: (q) => ({ subject: q.skip ? q.subject : subject, remember: true }),
+  });
   const tok = await exchangeCode(t, client, param(r.final, 'code') as string);
   if (tok.status !== 200) throw new Error(`token: ${tok.status} ${JSON.stringify(tok.body)}`);
   const idToken = tok.body.id_token as string;

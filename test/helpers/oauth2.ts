@@ -3,8 +3,11 @@
  * by hand, and the admin API through `@ory/hydra-client` (as a real Hydra login app would).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Configuration, OAuth2Api } from '@ory/hydra-client';
 import type { TestServer } from './apps.ts';
+import { adminApi as adminApiAt } from './clients.ts';
+
+/** The redirect URI that `createClient` registers and `exchangeCode` sends. */
+export const CB = 'http://127.0.0.1:9999/cb';
 
 export const randomState = () => randomBytes(12).toString('hex');
 
@@ -14,7 +17,7 @@ export function pkcePair(method: 'S256' | 'plain' = 'S256') {
   return { verifier, challenge, method };
 }
 
-export const adminApi = (t: TestServer) => new OAuth2Api(new Configuration({ basePath: t.adminUrl }));
+export const adminApi = (t: TestServer) => adminApiAt(t.adminUrl);
 
 export interface CreatedClient {
   client_id: string;
@@ -27,7 +30,7 @@ export async function createClient(t: TestServer, body: Record<string, unknown> 
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      redirect_uris: ['http://127.0.0.1:9999/cb'],
+      redirect_uris: [CB],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       scope: 'openid offline offline_access profile',
@@ -75,6 +78,22 @@ export function authorizeUrl(t: TestServer, params: Record<string, string>): str
   for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
   return u.toString();
 }
+
+/** `/oauth2/auth` for a code flow of `client` back to CB with a fresh state; `extra` adds or replaces parameters. */
+export const codeFlowUrl = (
+  t: TestServer,
+  client: { client_id: string },
+  scope: string,
+  extra: Record<string, string> = {},
+) =>
+  authorizeUrl(t, {
+    client_id: client.client_id,
+    response_type: 'code',
+    redirect_uri: CB,
+    scope,
+    state: randomState(),
+    ...extra,
+  });
 
 export const param = (url: string, name: string) => {
   const u = new URL(url);
@@ -175,7 +194,7 @@ export async function exchangeCode(
   const form = new URLSearchParams({
     grant_type: 'authorization_code',
     code,
-    redirect_uri: 'http://127.0.0.1:9999/cb',
+    redirect_uri: CB,
     ...(client.client_secret ? {} : { client_id: client.client_id }),
     ...extra,
   });

@@ -3,18 +3,7 @@
  * flow and returns the tokens.
  */
 import type { TestServer } from './apps.ts';
-import {
-  authorizeUrl,
-  Browser,
-  type CreatedClient,
-  exchangeCode,
-  type FlowScript,
-  param,
-  randomState,
-  runFlow,
-} from './oauth2.ts';
-
-export const CB = 'http://127.0.0.1:9999/cb';
+import { Browser, type CreatedClient, exchangeCode, type FlowScript, param, runFlow, codeFlowUrl } from './oauth2.ts';
 
 export interface Reply {
   status: number;
@@ -36,17 +25,23 @@ async function reply(res: Response): Promise<Reply> {
 export const basic = (c: CreatedClient) =>
   `Basic ${Buffer.from(`${encodeURIComponent(c.client_id)}:${encodeURIComponent(c.client_secret ?? '')}`).toString('base64')}`;
 
+/** Form headers with client_secret_basic, or `client_id` added to `body` for a public client. */
+function authenticate(client: CreatedClient | undefined, body: URLSearchParams): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (client?.client_secret) headers.authorization = basic(client);
+  else if (client) body.set('client_id', client.client_id);
+  return headers;
+}
+
 /** POST /oauth2/token with client_secret_basic (or client_id in the form for public clients). */
 export async function tokenRequest(
   t: TestServer,
   client: CreatedClient | undefined,
   form: Record<string, string | string[]>,
 ): Promise<Reply> {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
-  if (client?.client_secret) headers.authorization = basic(client);
-  else if (client) body.set('client_id', client.client_id);
+  const headers = authenticate(client, body);
   return reply(await fetch(`${t.publicUrl}/oauth2/token`, { method: 'POST', headers, body }));
 }
 
@@ -75,10 +70,8 @@ export async function revoke(
   token: string,
   extra: Record<string, string> = {},
 ): Promise<Reply> {
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const body = new URLSearchParams({ token, ...extra });
-  if (client.client_secret) headers.authorization = basic(client);
-  else body.set('client_id', client.client_id);
+  const headers = authenticate(client, body);
   return reply(await fetch(`${t.publicUrl}/oauth2/revoke`, { method: 'POST', headers, body }));
 }
 
@@ -90,18 +83,7 @@ export async function codeTokens(
   script: FlowScript = {},
   subject = 'alice',
 ): Promise<Record<string, string>> {
-  const r = await runFlow(
-    t,
-    new Browser(),
-    authorizeUrl(t, {
-      client_id: client.client_id,
-      response_type: 'code',
-      redirect_uri: CB,
-      scope,
-      state: randomState(),
-    }),
-    { login: () => ({ subject }), ...script },
-  );
+  const r = await runFlow(t, new Browser(), codeFlowUrl(t, client, scope), { login: () => ({ subject }), ...script });
   const code = param(r.final, 'code');
   if (!code) throw new Error(`no code at ${r.final}`);
   const tok = await exchangeCode(t, client, code);

@@ -12,13 +12,6 @@ export interface BoundTask<C> extends Task {
   bindTo(ctx: C): Task;
 }
 
-let fallbackContext: (() => Promise<unknown>) | undefined;
-
-/** For running task files under the plain `graphile-worker` CLI: where to get a container. */
-export function setFallbackTaskContext(fn: () => Promise<unknown>): void {
-  fallbackContext = fn;
-}
-
 export function defineTask<C, S extends z.ZodType>(schema: S, handler: TaskHandler<C, z.output<S>>): BoundTask<C> {
   const parse = (payload: unknown) => {
     const r = schema.safeParse(payload);
@@ -28,9 +21,9 @@ export function defineTask<C, S extends z.ZodType>(schema: S, handler: TaskHandl
       );
     return r.data;
   };
-  const unbound = (async (payload: unknown, helpers: JobHelpers) => {
-    if (!fallbackContext) throw new Error('task run outside gatehouse worker: no container');
-    await handler((await fallbackContext()) as C, parse(payload), helpers);
+  // Only a bound task has a container; the task files are run by gatehouse's worker, never on their own.
+  const unbound = (async (_payload: unknown, _helpers: JobHelpers): Promise<void> => {
+    throw new Error('task run outside gatehouse worker: no container');
   }) as BoundTask<C>;
   unbound.bindTo = (ctx: C) =>
     (async (payload: unknown, helpers: JobHelpers) => handler(ctx, parse(payload), helpers)) as Task;

@@ -98,9 +98,3 @@ export interface StoredClient {
 
 export const isPublicClient = (c: Pick<ClientFields, 'token_endpoint_auth_method'>) =>
   c.token_endpoint_auth_method === 'none';
-
-/** Hydra treats missing grant/response types as the code flow. */
-export const effectiveGrantTypes = (c: Pick<ClientFields, 'grant_types'>) =>
-  c.grant_types?.length ? c.grant_types : ['authorization_code'];
-export const effectiveResponseTypes = (c: Pick<ClientFields, 'response_types'>) =>
-  c.response_types?.length ? c.response_types : ['code'];

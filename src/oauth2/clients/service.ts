@@ -14,7 +14,7 @@ import { randomString } from '../../core/crypto/random.ts';
 import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
-import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
+import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
 import * as store from '../store/clients.ts';
 import { deleteTokensOfClient } from '../store/token-families.ts';
 import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
@@ -143,17 +143,8 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       clientName: q.clientName,
       owner: q.owner,
     });
-    const items = rows.slice(0, page.size).map((r) => r.client);
-    const last = items.at(-1);
-    return {
-      items,
-      size: page.size,
-      firstToken: await encodePageToken(ring, PAGE_KIND, undefined, at),
-      nextToken:
-        rows.length > page.size && last
-          ? await encodePageToken(ring, PAGE_KIND, { id: last.client_id }, at)
-          : undefined,
-    };
+    const clients = rows.map((r) => r.client);
+    return keysetPage(ring, PAGE_KIND, page.size, clients, (last) => ({ id: last.client_id }), at);
   }
 
   /** Writes a validated replacement over `old`, keeping what the caller cannot set. */

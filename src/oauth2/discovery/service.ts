@@ -64,6 +64,10 @@ export function appendPath(base: string, path: string): string {
 
 const unique = (xs: string[]) => [...new Set(xs)];
 
+/** The advertised `token_endpoint`: the webfinger override, else `<public URL>/oauth2/token`. */
+export const tokenEndpoint = (c: Config): string =>
+  c.webfinger.oidc_discovery.token_url || appendPath(c.urls.self.public, '/oauth2/token');
+
 /** Hydra's SubjectTypesSupported: pairwise is dropped under the JWT access-token strategy; public is the fallback. */
 export function subjectTypesSupported(c: Config): string[] {
   const types = c.oidc.subject_identifiers.supported_types;
@@ -82,7 +86,7 @@ export function staticConfiguration(c: Config, idTokenAlg: string): OidcConfigur
     authorization_endpoint: w.auth_url || appendPath(pub, '/oauth2/auth'),
     device_authorization_endpoint: w.device_authorization_url || appendPath(pub, '/oauth2/device/auth'),
     ...(w.client_registration_url ? { registration_endpoint: w.client_registration_url } : {}),
-    token_endpoint: w.token_url || appendPath(pub, '/oauth2/token'),
+    token_endpoint: tokenEndpoint(c),
     jwks_uri: w.jwks_url || appendPath(issuer, '/.well-known/jwks.json'),
     subject_types_supported: subjectTypesSupported(c),
     response_types_supported: ['code', 'code id_token', 'id_token', 'token id_token', 'token', 'token id_token code'],

@@ -11,42 +11,36 @@ const claims = z
   .record(z.string(), z.unknown())
   .nullish()
   .transform((v) => v ?? {});
+/** Go's zero values for an absent or null boolean / string / integer. */
+const flag = z.boolean().nullish().transform(Boolean);
+const text = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? '');
+const int = z
+  .number()
+  .int()
+  .nullish()
+  .transform((v) => v ?? 0);
 
 export const acceptLoginBody = z.object({
   subject: z.string().default(''),
-  remember: z.boolean().nullish().transform(Boolean),
-  remember_for: z
-    .number()
-    .int()
-    .nullish()
-    .transform((v) => v ?? 0),
-  extend_session_lifespan: z.boolean().nullish().transform(Boolean),
-  acr: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
+  remember: flag,
+  remember_for: int,
+  extend_session_lifespan: flag,
+  acr: text,
   amr: strings,
   context: z.unknown().optional(),
-  force_subject_identifier: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
-  identity_provider_session_id: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
+  force_subject_identifier: text,
+  identity_provider_session_id: text,
 });
 export type AcceptLoginBody = z.output<typeof acceptLoginBody>;
 
 export const acceptConsentBody = z.object({
   grant_scope: strings,
   grant_access_token_audience: strings,
-  remember: z.boolean().nullish().transform(Boolean),
-  remember_for: z
-    .number()
-    .int()
-    .nullish()
-    .transform((v) => v ?? 0),
+  remember: flag,
+  remember_for: int,
   session: z
     .object({ access_token: claims, id_token: claims })
     .nullish()
@@ -56,27 +50,11 @@ export const acceptConsentBody = z.object({
 export type AcceptConsentBody = z.output<typeof acceptConsentBody>;
 
 export const rejectBody = z.object({
-  error: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
-  error_description: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
-  error_hint: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
-  error_debug: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? ''),
-  status_code: z
-    .number()
-    .int()
-    .nullish()
-    .transform((v) => v ?? 0),
+  error: text,
+  error_description: text,
+  error_hint: text,
+  error_debug: text,
+  status_code: int,
 });
 export type RejectBody = z.output<typeof rejectBody>;
 

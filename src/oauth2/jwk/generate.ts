@@ -32,8 +32,6 @@ const ALGS: Record<string, AlgSpec> = {
   'ECDH-ES': { use: 'enc', crv: 'P-256' },
 };
 
-export const SUPPORTED_ALGS: readonly string[] = Object.keys(ALGS);
-
 export const isSupportedAlg = (alg: string): boolean => Object.hasOwn(ALGS, alg);
 
 /** The `use` a generated key gets when the caller names none. */

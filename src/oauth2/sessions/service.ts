@@ -9,7 +9,7 @@ import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
-import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
+import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
@@ -105,19 +105,10 @@ export function createSessionsService(d: SessionsDeps) {
         limit: page.size + 1,
         now,
       });
-      const items = rows.slice(0, page.size);
+      const p = await keysetPage(ring, PAGE_KIND, page.size, rows, (last) => ({ id: last.consentRequestId }), now);
       const clients = new Map<string, FlowClient | undefined>();
-      for (const id of new Set(items.map((r) => r.clientId))) clients.set(id, await d.clients.get(id));
-      const last = items[items.length - 1];
-      return {
-        items: items.map((r) => consentSessionView(r, clients.get(r.clientId), d.sessions)),
-        size: page.size,
-        firstToken: await encodePageToken(ring, PAGE_KIND, undefined, now),
-        nextToken:
-          rows.length > page.size && last
-            ? await encodePageToken(ring, PAGE_KIND, { id: last.consentRequestId }, now)
-            : undefined,
-      };
+      for (const id of new Set(p.items.map((r) => r.clientId))) clients.set(id, await d.clients.get(id));
+      return { ...p, items: p.items.map((r) => consentSessionView(r, clients.get(r.clientId), d.sessions)) };
     },
 
     /** Deletes the selected consents and every access and refresh token issued under them. */

@@ -3,7 +3,8 @@
  * (`jwk_keys`, set = issuer) for RFC 7523 assertions. Key data stays sealed here; the trust
  * service opens it.
  */
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+import type { Selectable } from 'kysely';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type TrustedJwtBearerIssuersTable } from '../../core/db/schema.ts';
 import { mapDbError } from '../../core/db/errors.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { JwkRow } from './jwks.ts';
@@ -20,17 +21,7 @@ export interface TrustedIssuer {
   expiresAt: Date;
 }
 
-type Row = {
-  id: string;
-  issuer: string;
-  subject: string;
-  allow_any_subject: boolean;
-  scope: string[];
-  key_set: string;
-  key_id: string;
-  created_at: Date;
-  expires_at: Date;
-};
+type Row = Omit<Selectable<TrustedJwtBearerIssuersTable>, 'nid'>;
 
 const COLUMNS = [
   'id',

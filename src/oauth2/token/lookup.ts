@@ -21,23 +21,27 @@ export interface LookupDeps {
   keys: KeyPort;
 }
 
+/** The stored signature of an access token (opaque HMAC or JWS segment), once it verifies; else undefined. */
+export async function accessTokenSignature(
+  d: Pick<LookupDeps, 'config' | 'clock' | 'keys'>,
+  token: string,
+): Promise<string | undefined> {
+  if (token.startsWith('ory_at_')) return verifyOpaqueToken('ory_at_', token, d.config.secrets.system);
+  if (token.split('.').length !== 3) return undefined;
+  try {
+    const jwks = createLocalJWKSet({ keys: await d.keys.publicKeys('hydra.jwt.access-token') });
+    await jwtVerify(token, jwks, { currentDate: d.clock.now() });
+    return token.split('.')[2];
+  } catch {
+    return undefined;
+  }
+}
+
 export function createTokenLookup(d: LookupDeps) {
   const secrets = d.config.secrets.system;
 
-  async function accessSignature(token: string): Promise<string | undefined> {
-    if (token.startsWith('ory_at_')) return verifyOpaqueToken('ory_at_', token, secrets);
-    if (token.split('.').length !== 3) return undefined;
-    try {
-      const jwks = createLocalJWKSet({ keys: await d.keys.publicKeys('hydra.jwt.access-token') });
-      await jwtVerify(token, jwks, { currentDate: d.clock.now() });
-      return token.split('.')[2];
-    } catch {
-      return undefined;
-    }
-  }
-
   async function access(token: string): Promise<FoundToken | undefined> {
-    const sig = await accessSignature(token);
+    const sig = await accessTokenSignature(d, token);
     const row = sig ? await findAccessToken(d.db, sig) : undefined;
     return row ? { use: 'access_token', row } : undefined;
   }

@@ -11,7 +11,7 @@ import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, badRequest, HERODOT, notFound } from '../../core/errors.ts';
-import { encodePageToken, type Page, parsePageQuery } from '../../core/pagination.ts';
+import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
 import { invalidJwkReason, type Jwk, normaliseJwk, toPublicJwk } from '../jwk/keys.ts';
 import type { KeySealer } from '../jwk/sealed.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -116,22 +116,15 @@ export function createTrustService(d: TrustDeps) {
     /** Keyset pages ordered by id, optionally for one issuer. @throws 400 bad page parameters */
     async list(query: Record<string, string | string[] | undefined>, issuer?: string): Promise<Page<TrustedIssuer>> {
       const now = d.clock.now();
-      const page = await parsePageQuery(query, ring(), PAGE_KIND, now);
+      const keys = ring();
+      const page = await parsePageQuery(query, keys, PAGE_KIND, now);
       const after = page.after?.id;
       const rows = await listTrustedIssuers(d.db, {
         issuer,
         afterId: typeof after === 'string' ? after : undefined,
         limit: page.size + 1,
       });
-      const items = rows.slice(0, page.size);
-      const last = items.at(-1);
-      return {
-        items,
-        size: page.size,
-        firstToken: await encodePageToken(ring(), PAGE_KIND, undefined, now),
-        nextToken:
-          rows.length > page.size && last ? await encodePageToken(ring(), PAGE_KIND, { id: last.id }, now) : undefined,
-      };
+      return keysetPage(keys, PAGE_KIND, page.size, rows, (last) => ({ id: last.id }), now);
     },
 
     /**

@@ -4,17 +4,17 @@
  * Clients registered with `userinfo_signed_response_alg: RS256` get a JWT signed with the OIDC key.
  */
 import { randomUUID } from 'node:crypto';
-import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose';
+import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config/load.ts';
 import { AppError } from '../../core/errors.ts';
-import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { findAccessToken } from '../store/tokens.ts';
+import { accessTokenSignature } from '../token/lookup.ts';
 import { type GrantSession, idTokenClaims } from '../token/session.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
@@ -50,18 +50,6 @@ function refreshTokenGiven(): AppError {
 }
 
 export function createUserinfoService(d: UserinfoDeps) {
-  async function signatureOf(token: string): Promise<string | undefined> {
-    if (token.startsWith('ory_at_')) return verifyOpaqueToken('ory_at_', token, d.config.secrets.system);
-    if (token.split('.').length !== 3) return undefined;
-    try {
-      const jwks = createLocalJWKSet({ keys: await d.keys.publicKeys('hydra.jwt.access-token') });
-      await jwtVerify(token, jwks, { currentDate: d.clock.now() });
-      return token.split('.')[2];
-    } catch {
-      return undefined;
-    }
-  }
-
   return {
     /** Throws 401 with `WWW-Authenticate` for a missing, unknown, expired or revoked token; 501 with stateless JWTs. */
     async userinfo(token: string | undefined): Promise<UserinfoResult> {
@@ -69,7 +57,7 @@ export function createUserinfoService(d: UserinfoDeps) {
       if (!token)
         throw unauthorized('Unable to find a suitable validation strategy for the token, thus it is invalid.');
       if (token.startsWith('ory_rt_')) throw refreshTokenGiven();
-      const signature = await signatureOf(token);
+      const signature = await accessTokenSignature(d, token);
       const row = signature ? await findAccessToken(d.db, signature) : undefined;
       if (!row) throw unauthorized('Token is inactive because it is malformed, expired or otherwise invalid.');
       if (row.expiresAt && row.expiresAt.getTime() < d.clock.now().getTime()) {

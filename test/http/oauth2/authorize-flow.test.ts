@@ -10,11 +10,11 @@ import {
   param,
   randomState,
   runFlow,
+  CB,
 } from '../../helpers/oauth2.ts';
 
 let t: TestServer;
 let client: CreatedClient;
-const CB = 'http://127.0.0.1:9999/cb';
 
 beforeAll(async () => {
   t = await startTestServer();

@@ -3,17 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   adminApi,
-  authorizeUrl,
   Browser,
   type CreatedClient,
   createClient,
   exchangeCode,
   param,
-  randomState,
   runFlow,
+  codeFlowUrl,
 } from '../../helpers/oauth2.ts';
 
-const CB = 'http://127.0.0.1:9999/cb';
 const rememberAll = {
   login: (r: { skip: boolean; subject: string }) => ({ subject: r.skip ? r.subject : 'carol', remember: true }),
   consent: (q: { requested_scope: string[] }) => ({
@@ -24,13 +22,7 @@ const rememberAll = {
 };
 
 async function tokensFor(t: TestServer, client: CreatedClient, b = new Browser()) {
-  const url = authorizeUrl(t, {
-    client_id: client.client_id,
-    response_type: 'code',
-    redirect_uri: CB,
-    scope: 'openid offline',
-    state: randomState(),
-  });
+  const url = codeFlowUrl(t, client, 'openid offline');
   const r = await runFlow(t, b, url, rememberAll);
   const tok = await exchangeCode(t, client, param(r.final, 'code') as string);
   return { ...r, tok: tok.body as Record<string, string>, browser: b };
@@ -110,18 +102,7 @@ describe('consent sessions', () => {
   it('pages consent sessions with page_size and the next link', async () => {
     for (let i = 0; i < 3; i++) {
       const c = await createClient(t);
-      const r = await runFlow(
-        t,
-        new Browser(),
-        authorizeUrl(t, {
-          client_id: c.client_id,
-          response_type: 'code',
-          redirect_uri: CB,
-          scope: 'openid',
-          state: randomState(),
-        }),
-        { login: () => ({ subject: 'erin' }) },
-      );
+      const r = await runFlow(t, new Browser(), codeFlowUrl(t, c, 'openid'), { login: () => ({ subject: 'erin' }) });
       expect(param(r.final, 'code')).toBeTruthy();
     }
     const first = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?subject=erin&page_size=2`);

@@ -7,8 +7,9 @@ import { SignJWT } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { acceptLogout, CB, rememberedLogin, sessionCount } from '../../helpers/logout.ts';
-import { adminApi, authorizeUrl, Browser, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
+import { acceptLogout, rememberedLogin, sessionCount } from '../../helpers/logout.ts';
+import { adminApi, Browser, createClient, param, randomState, runFlow, codeFlowUrl } from '../../helpers/oauth2.ts';
+import { discoverAs } from '../../helpers/openid-client.ts';
 
 let t: TestServer;
 const POST_LOGOUT = 'http://127.0.0.1:9999/logged-out';
@@ -36,13 +37,7 @@ describe('RP-initiated logout', () => {
     const { idToken, sid } = await rememberedLogin(t, browser, client);
     expect(await sessionCount(t, { sid })).toBe(1);
 
-    const config = await oidc.discovery(
-      new URL(t.container.config.urls.self.issuer),
-      client.client_id,
-      undefined,
-      oidc.ClientSecretBasic(client.client_secret as string),
-      { execute: [oidc.allowInsecureRequests] },
-    );
+    const config = await discoverAs(t, client);
     const state = oidc.randomState();
     const end = oidc.buildEndSessionUrl(config, {
       id_token_hint: idToken,
@@ -78,17 +73,7 @@ describe('RP-initiated logout', () => {
     expect(browser.cookies.has(t.container.oauth2.flows.cookies.sessionName)).toBe(false);
 
     // The next authorization needs a fresh login.
-    const again = await runFlow(
-      t,
-      browser,
-      authorizeUrl(t, {
-        client_id: client.client_id,
-        response_type: 'code',
-        redirect_uri: CB,
-        scope: 'openid',
-        state: randomState(),
-      }),
-    );
+    const again = await runFlow(t, browser, codeFlowUrl(t, client, 'openid'));
     expect(again.loginSeen?.skip).toBe(false);
   });
 

@@ -3,10 +3,10 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { authorizeUrl, Browser, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
+import { authorizeUrl, Browser, createClient, param, randomState, runFlow, CB } from '../../helpers/oauth2.ts';
+import { discoverAs } from '../../helpers/openid-client.ts';
 
 let t: TestServer;
-const CB = 'http://127.0.0.1:9999/cb';
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -24,13 +24,7 @@ const consentWithClaims = {
 describe('openid-client as the relying party', () => {
   it('discovers, authorizes with PKCE, exchanges the code, validates the ID token and reads userinfo', async () => {
     const client = await createClient(t);
-    const config = await oidc.discovery(
-      new URL(t.container.config.urls.self.issuer),
-      client.client_id,
-      undefined,
-      oidc.ClientSecretBasic(client.client_secret as string),
-      { execute: [oidc.allowInsecureRequests] },
-    );
+    const config = await discoverAs(t, client);
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();

@@ -12,6 +12,7 @@ import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase } from '../../helpers/db.ts';
 import { createClient } from '../../helpers/oauth2.ts';
 import { codeTokens, introspect, isActive, refresh } from '../../helpers/tokens.ts';
+import { discoverAs } from '../../helpers/openid-client.ts';
 
 const signatureOf = (rt: string) => rt.split('.')[1] as string;
 
@@ -31,13 +32,7 @@ describe('strict rotation (no grace period)', () => {
   it('rotates through openid-client: new access, refresh and ID tokens; the old pair stops working', async () => {
     const client = await createClient(t);
     const first = await codeTokens(t, client, 'openid offline_access');
-    const config = await oidc.discovery(
-      new URL(t.container.config.urls.self.issuer),
-      client.client_id,
-      undefined,
-      oidc.ClientSecretBasic(client.client_secret as string),
-      { execute: [oidc.allowInsecureRequests] },
-    );
+    const config = await discoverAs(t, client);
     const next = await oidc.refreshTokenGrant(config, first.refresh_token as string, { scope: 'openid' });
     expect(next.access_token).toMatch(/^ory_at_/);
     expect(next.refresh_token).toMatch(/^ory_rt_/);

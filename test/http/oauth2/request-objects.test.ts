@@ -4,9 +4,17 @@ import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { authorizeUrl, Browser, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
+import {
+  authorizeUrl,
+  Browser,
+  createClient,
+  param,
+  randomState,
+  runFlow,
+  CB,
+  codeFlowUrl,
+} from '../../helpers/oauth2.ts';
 
-const CB = 'http://127.0.0.1:9999/cb';
 let t: TestServer;
 let files: Server;
 let filesUrl = '';
@@ -47,18 +55,7 @@ describe('request objects', () => {
     const client = await createClient(t, { jwks: { keys: [jwk] }, request_object_signing_alg: 'RS256' });
     const state = randomState();
     const request = await requestObject(client.client_id, { state, nonce: 'nonce-from-object', max_age: 600 });
-    const r = await runFlow(
-      t,
-      new Browser(),
-      authorizeUrl(t, {
-        client_id: client.client_id,
-        response_type: 'code',
-        redirect_uri: CB,
-        scope: 'openid',
-        state: 'state-from-query',
-        request,
-      }),
-    );
+    const r = await runFlow(t, new Browser(), codeFlowUrl(t, client, 'openid', { state: 'state-from-query', request }));
     expect(param(r.final, 'state')).toBe(state);
     expect(param(r.final, 'code')).toMatch(/^ory_ac_/);
   });
@@ -68,18 +65,7 @@ describe('request objects', () => {
     const client = await createClient(t, { jwks_uri: `${filesUrl}/jwks.json`, request_uris: [location] });
     const state = randomState();
     served.set(new URL(location).pathname, await requestObject(client.client_id, { state }));
-    const r = await runFlow(
-      t,
-      new Browser(),
-      authorizeUrl(t, {
-        client_id: client.client_id,
-        response_type: 'code',
-        redirect_uri: CB,
-        scope: 'openid',
-        state: randomState(),
-        request_uri: location,
-      }),
-    );
+    const r = await runFlow(t, new Browser(), codeFlowUrl(t, client, 'openid', { request_uri: location }));
     expect(param(r.final, 'state')).toBe(state);
   });
 

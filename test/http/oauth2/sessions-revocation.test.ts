@@ -6,12 +6,12 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_NETWORK_ID as NID } from '../../../src/core/db/schema.ts';
 import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { backchannelJobs, sessionCount } from '../../helpers/logout.ts';
 import { createClient } from '../../helpers/oauth2.ts';
 
 const BATCH = 100;
-const NID = '00000000-0000-4000-8000-000000000000';
 let t: TestServer;
 const logs = new LogCapture();
 

@@ -13,8 +13,9 @@ import {
   param,
   randomState,
   runFlow,
+  CB,
 } from '../../helpers/oauth2.ts';
-import { CB, codeTokens, introspect, refresh, tokenRequest } from '../../helpers/tokens.ts';
+import { codeTokens, introspect, refresh, tokenRequest } from '../../helpers/tokens.ts';
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 let t: TestServer;

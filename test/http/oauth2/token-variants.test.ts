@@ -4,17 +4,16 @@ import { createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, Si
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
-  authorizeUrl,
   Browser,
   type CreatedClient,
   createClient,
   exchangeCode,
   param,
-  randomState,
   runFlow,
+  CB,
+  codeFlowUrl,
 } from '../../helpers/oauth2.ts';
 
-const CB = 'http://127.0.0.1:9999/cb';
 const SALT = 'pairwise-salt-0123';
 let t: TestServer;
 
@@ -30,22 +29,10 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 async function codeFor(client: CreatedClient, extra: Record<string, string> = {}, b = new Browser()) {
-  const r = await runFlow(
-    t,
-    b,
-    authorizeUrl(t, {
-      client_id: client.client_id,
-      response_type: 'code',
-      redirect_uri: CB,
-      scope: 'openid',
-      state: randomState(),
-      ...extra,
-    }),
-    {
-      login: (q) => ({ subject: q.skip ? q.subject : 'dave', remember: true }),
-      consent: (q) => ({ grant_scope: q.requested_scope, session: { access_token: { tenant: 't9', plan: 'pro' } } }),
-    },
-  );
+  const r = await runFlow(t, b, codeFlowUrl(t, client, 'openid', extra), {
+    login: (q) => ({ subject: q.skip ? q.subject : 'dave', remember: true }),
+    consent: (q) => ({ grant_scope: q.requested_scope, session: { access_token: { tenant: 't9', plan: 'pro' } } }),
+  });
   return param(r.final, 'code') as string;
 }
 
@@ -125,31 +112,11 @@ describe('token variants', () => {
     const b = new Browser();
     const tok = await exchangeCode(t, client, await codeFor(client, {}, b));
     const hint = tok.body.id_token as string;
-    const ok = await runFlow(
-      t,
-      b,
-      authorizeUrl(t, {
-        client_id: client.client_id,
-        response_type: 'code',
-        redirect_uri: CB,
-        scope: 'openid',
-        state: randomState(),
-        id_token_hint: hint,
-      }),
-    );
+    const ok = await runFlow(t, b, codeFlowUrl(t, client, 'openid', { id_token_hint: hint }));
     expect(ok.loginSeen?.skip).toBe(true);
     const other = await createClient(t, { subject_type: 'pairwise' });
     const otherTok = await exchangeCode(t, other, await codeFor(other, {}, new Browser()));
-    const mismatch = await b.get(
-      authorizeUrl(t, {
-        client_id: client.client_id,
-        response_type: 'code',
-        redirect_uri: CB,
-        scope: 'openid',
-        state: randomState(),
-        id_token_hint: otherTok.body.id_token as string,
-      }),
-    );
+    const mismatch = await b.get(codeFlowUrl(t, client, 'openid', { id_token_hint: otherTok.body.id_token as string }));
     expect(param(mismatch.location, 'error')).toBe('login_required');
   });
 });
