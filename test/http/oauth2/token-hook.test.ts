@@ -14,13 +14,14 @@ import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   authorizeUrl,
   Browser,
+  CB,
   createClient,
   exchangeCode,
   param,
   randomState,
   runFlow,
 } from '../../helpers/oauth2.ts';
-import { CB, codeTokens, introspect, refresh, tokenRequest } from '../../helpers/tokens.ts';
+import { codeTokens, introspect, refresh, tokenRequest } from '../../helpers/tokens.ts';
 
 interface HookCall {
   headers: IncomingHttpHeaders;
