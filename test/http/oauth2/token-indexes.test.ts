@@ -4,14 +4,13 @@
  * session revocation runs. The queries are captured from the store function itself and explained
  * with their parameters in the same session (sequential scans off: the test tables are small).
  */
-import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listMigrationFiles } from '../../../src/core/db/migrate.ts';
-import type { Database } from '../../../src/core/db/schema.ts';
 import { deleteTokensOfSubject } from '../../../src/oauth2/store/tokens.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createClient } from '../../helpers/oauth2.ts';
+import { createPlanCapture, type PlanCapture } from '../../helpers/plans.ts';
 import { codeTokens, isActive } from '../../helpers/tokens.ts';
 
 const INDEXES = {
@@ -20,49 +19,19 @@ const INDEXES = {
 } as const;
 
 let t: TestServer;
-let pool: pg.Pool;
-let db: Kysely<Database>;
-let captured: CompiledQuery[];
+let capture: PlanCapture;
 beforeAll(async () => {
   t = await startTestServer();
-  pool = new pg.Pool({ connectionString: t.database.url, max: 1 });
-  pool.on('error', () => {});
-  captured = [];
-  db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool }),
-    log: (e) => {
-      if (e.level === 'query') captured.push(e.query as CompiledQuery);
-    },
-  });
+  capture = createPlanCapture(t.database.url);
 });
 afterAll(async () => {
-  await db?.destroy();
+  await capture?.destroy();
   await t?.close();
 });
 
 /** The plans of the statements `deleteTokensOfSubject` runs, inside a rolled-back transaction. */
-async function plansOf(subject: string, clientId?: string): Promise<string[]> {
-  const plans: string[] = [];
-  await db
-    .transaction()
-    .execute(async (trx) => {
-      await sql`SET LOCAL enable_seqscan = off`.execute(trx);
-      captured.length = 0;
-      await deleteTokensOfSubject(trx, subject, clientId);
-      const deletes = captured.filter((q) => /^delete/i.test(q.sql));
-      for (const q of deletes) {
-        const r = await trx.executeQuery<{ 'QUERY PLAN': string }>(
-          CompiledQuery.raw(`EXPLAIN ${q.sql}`, [...q.parameters]),
-        );
-        plans.push(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
-      }
-      throw new Error('rollback');
-    })
-    .catch((e) => {
-      if ((e as Error).message !== 'rollback') throw e;
-    });
-  return plans;
-}
+const plansOf = (subject: string, clientId?: string) =>
+  capture.plansOf((trx) => deleteTokensOfSubject(trx, subject, clientId));
 
 describe('(nid, subject, client_id) token indexes', () => {
   it('are created concurrently by no-transaction, required-by-code migrations', () => {
