@@ -1,3 +1,4 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly: Node >= 22.18 strips types without a build step.
-await import('../src/cli/index.ts');
+// The installed `gatehouse` command: runs the CLI (importing alone runs nothing, as import.meta.main is false here).
+const { main } = await import('../src/cli/index.ts');
+await main();

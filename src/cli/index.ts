@@ -43,6 +43,11 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Runs the CLI with the process arguments (the package's `gatehouse` bin calls this). */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  await buildProgram().parseAsync(argv);
+}
+
 if (import.meta.main) {
-  await buildProgram().parseAsync(process.argv);
+  await main();
 }

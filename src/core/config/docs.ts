@@ -1,4 +1,4 @@
-/** Renders the README configuration table from the schema (`npm run docs:config` writes it). */
+/** Renders the configuration table of docs/configuration.md from the schema (`npm run docs:config` writes it). */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { configLeaves } from './schema.ts';
 
@@ -13,14 +13,14 @@ export function configTable(): string {
   return ['| key | environment | type | default | meaning |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
-export function renderReadme(readme: string): string {
-  const a = readme.indexOf(START);
-  const b = readme.indexOf(END);
-  if (a < 0 || b < a) throw new Error('README.md has no config markers');
-  return `${readme.slice(0, a + START.length)}\n${configTable()}\n${readme.slice(b)}`;
+export function renderConfigPage(page: string): string {
+  const a = page.indexOf(START);
+  const b = page.indexOf(END);
+  if (a < 0 || b < a) throw new Error('docs/configuration.md has no config markers');
+  return `${page.slice(0, a + START.length)}\n${configTable()}\n${page.slice(b)}`;
 }
 
 if (import.meta.main) {
-  const file = new URL('../../../README.md', import.meta.url);
-  writeFileSync(file, renderReadme(readFileSync(file, 'utf8')));
+  const file = new URL('../../../docs/configuration.md', import.meta.url);
+  writeFileSync(file, renderConfigPage(readFileSync(file, 'utf8')));
 }

@@ -2,7 +2,7 @@
  * The one configuration schema. Key paths follow Hydra's (`urls.self.issuer`, `ttl.access_token`,
  * `oauth2.grant.refresh_token.rotation_grace_period`, …) plus gatehouse's own (`db.*`, `worker.*`,
  * `dsync.*`). Each leaf maps to one environment variable: the path upper-cased with `.` → `_`
- * (`URLS_SELF_ISSUER`). The README's configuration table is checked against `configLeaves()`.
+ * (`URLS_SELF_ISSUER`). The configuration table in docs/configuration.md is checked against `configLeaves()`.
  */
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
@@ -14,7 +14,7 @@ export interface Leaf<S extends z.ZodType = z.ZodType> {
   kind: LeafKind;
   schema: S;
   description: string;
-  /** Human readable default for the README. */
+  /** Human readable default for docs/configuration.md. */
   defaultText: string;
   /** Extra environment variable names accepted for this key (Jackson's names). */
   aliases?: string[];
