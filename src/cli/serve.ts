@@ -50,6 +50,15 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
     await runner?.stop();
     await c.close();
   });
+  // SIGHUP re-reads the TLS certificates and keys (after a renewal); a bad pair keeps the old one.
+  process.on('SIGHUP', () => {
+    const results = s.reloadTls();
+    if (!results.length) c.log.info('SIGHUP: no listener uses TLS; nothing to reload');
+    for (const r of results) {
+      if (r.ok) c.log.info({ listener: r.listener }, 'TLS certificate reloaded');
+      else c.log.error({ listener: r.listener }, `TLS certificate not reloaded, the previous one stays: ${r.message}`);
+    }
+  });
   const worker = runner ? 'in-process' : 'separate (run gatehouse worker)';
   const database =
     c.dsn.kind === 'memory' ? `memory (embedded PostgreSQL in ${c.config.db.memory.dir})` : describeDsn(c.config.dsn);

@@ -4,7 +4,9 @@
  * → body parsing → the domain routers.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { TlsMaterial } from './tls.ts';
 import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
@@ -117,20 +119,29 @@ export interface Listening {
   port: number;
   url: string;
   close(graceMs?: number): Promise<void>;
+  /** With TLS: replaces the certificate and key for new connections. */
+  setTls?(m: TlsMaterial): void;
 }
 
-export function listen(app: Koa, port: number, host: string): Promise<Listening> {
+/** Serves `app` on plain HTTP, or HTTPS when `tls` holds a certificate and key. */
+export function listen(app: Koa, port: number, host: string, tls?: TlsMaterial): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = app.listen({ port, host: host || undefined });
+    const server: Server = tls
+      ? createHttpsServer({ cert: tls.cert, key: tls.key }, app.callback())
+      : createHttpServer(app.callback());
     server.keepAliveTimeout = 5_000;
     server.once('error', reject);
+    server.listen({ port, host: host || undefined });
     server.once('listening', () => {
       const addr = server.address();
       const actual = typeof addr === 'object' && addr ? addr.port : port;
       resolve({
         server,
         port: actual,
-        url: `http://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
+        url: `${tls ? 'https' : 'http'}://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
+        ...(tls
+          ? { setTls: (m: TlsMaterial) => (server as HttpsServer).setSecureContext({ cert: m.cert, key: m.key }) }
+          : {}),
         close: (graceMs = 10_000) =>
           new Promise<void>((res) => {
             // Stop accepting, let in-flight requests finish, then drop what is left.
