@@ -322,7 +322,13 @@ export const spec = {
   },
   db: {
     memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
-    pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
+    pool: {
+      max: int(10, 'Maximum PostgreSQL connections per process.', 1),
+      connect_timeout: dur(
+        '5s',
+        'How long a request waits for a PostgreSQL connection (a free pooled one or a new one) before it is answered 503 (see Security: Database outages). `0` waits without limit.',
+      ),
+    },
     jwk_cache: {
       enabled: bool(
         false,

@@ -4,6 +4,7 @@
  * body is always built from the one error this request threw.
  */
 import type { Context, Next } from 'koa';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import { AppError, type ErrorFamily, HERODOT } from '../errors.ts';
 
 export const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -70,6 +71,36 @@ function fromBodyParser(
   return undefined;
 }
 
+/** Seconds a client is asked to wait (`Retry-After`) while the database is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER = 5;
+export const UNAVAILABLE_TEXT = 'The service is temporarily unavailable, try again later.';
+
+/**
+ * The answer while PostgreSQL cannot be reached: 503 with `Retry-After` (RFC 9110 §15.6.4), in the
+ * family's shape. OAuth2 and the Hydra admin API use RFC 6749 §4.1.2.1 `temporarily_unavailable`
+ * (fosite's description, our text as the hint); SCIM and Jackson's API carry the text itself.
+ */
+export function unavailableError(family: ErrorFamily | undefined): AppError {
+  const headers = { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER) };
+  if (family === 'scim' || family === 'dsync')
+    return new AppError({
+      status: 503,
+      code: family === 'scim' ? 'scim' : 'error',
+      description: UNAVAILABLE_TEXT,
+      family,
+      headers,
+    });
+  return new AppError({
+    status: 503,
+    code: 'temporarily_unavailable',
+    description:
+      'The authorization server is currently unable to handle the request due to a temporary overloading or maintenance of the server.',
+    hint: UNAVAILABLE_TEXT,
+    family: family ?? 'hydra',
+    headers,
+  });
+}
+
 const ROUTE_NOT_FOUND = {
   error: {
     code: 404,
@@ -95,6 +126,12 @@ export function errorMiddleware(opts: ErrorRenderOptions) {
         ctx.status = status;
       }
     } catch (err) {
+      // A database outage is never the caller's fault nor an internal error: 503, whatever wrapped it.
+      if (isDatabaseUnavailable(err)) {
+        ctx.state.log?.warn({ code: (err as { code?: string }).code }, 'database unavailable');
+        renderError(ctx, unavailableError(ctx.state.errorFamily as ErrorFamily | undefined), opts);
+        return;
+      }
       const e =
         err instanceof AppError ? err : fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined);
       if (e) {
