@@ -70,6 +70,16 @@ export const brokenBody = fc.oneof(
   fc.constant(`${'['.repeat(2000)}${']'.repeat(2000)}`),
 );
 
+/** A broken body that is not a JSON object (an object with unknown members is a valid body for many routes). */
+export const brokenNonObject = brokenBody.filter((b) => {
+  try {
+    const v = JSON.parse(b) as unknown;
+    return typeof v !== 'object' || v === null;
+  } catch {
+    return true;
+  }
+});
+
 /**
  * One string that changes when any row of any gatehouse table changes (graphile-worker's own schema
  * and the migration bookkeeping are left out; so are `excluded` tables, such as counters that
@@ -132,3 +142,16 @@ export function expectErrorBody(a: Answer, family: Family, label: string) {
 }
 
 export const label = (what: unknown) => JSON.stringify(what).slice(0, 400);
+
+/** Percent-encodes a path segment; a lone surrogate becomes the invalid UTF-8 `%ED%A0%80` (as an attacker may send). */
+export function seg(v: string): string {
+  return Array.from(v)
+    .map((ch) => {
+      try {
+        return encodeURIComponent(ch);
+      } catch {
+        return '%ED%A0%80';
+      }
+    })
+    .join('');
+}

@@ -4,7 +4,7 @@
  * body is always built from the one error this request threw.
  */
 import type { Context, Next } from 'koa';
-import { isDatabaseUnavailable } from '../db/errors.ts';
+import { isDatabaseUnavailable, isDataException } from '../db/errors.ts';
 import { AppError, type ErrorFamily, HERODOT } from '../errors.ts';
 
 export const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -101,6 +101,31 @@ export function unavailableError(family: ErrorFamily | undefined): AppError {
   });
 }
 
+/**
+ * A value PostgreSQL refuses (SQLSTATE class 22: a NUL byte, an invalid byte sequence, a number out
+ * of range) came from the caller: 400 in the family's shape, never a 500.
+ */
+function fromDataException(err: unknown, ctx: Context): AppError | undefined {
+  if (!isDataException(err)) return undefined;
+  const family = ctx.state.errorFamily as ErrorFamily | undefined;
+  if (family === 'scim') return new AppError({ status: 400, code: 'invalidValue', description: 'Invalid input.' });
+  if (family === 'dsync') return new AppError({ status: 400, code: 'error', description: 'Invalid input.' });
+  if (/^\/(oauth2|userinfo)(\/|$)/.test(ctx.path))
+    return new AppError({
+      status: 400,
+      code: 'invalid_request',
+      description:
+        'The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.',
+      hint: 'A parameter contains a value that cannot be stored.',
+      family: 'oauth2',
+    });
+  return new AppError({
+    status: 400,
+    code: HERODOT.badRequest,
+    description: 'A parameter contains a value that cannot be stored.',
+  });
+}
+
 const ROUTE_NOT_FOUND = {
   error: {
     code: 404,
@@ -133,7 +158,10 @@ export function errorMiddleware(opts: ErrorRenderOptions) {
         return;
       }
       const e =
-        err instanceof AppError ? err : fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined);
+        err instanceof AppError
+          ? err
+          : (fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined) ??
+            fromDataException(err, ctx));
       if (e) {
         if (e.status >= 500) ctx.state.log?.error({ err: e }, 'request failed');
         renderError(ctx, e, opts);

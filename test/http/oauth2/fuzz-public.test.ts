@@ -5,7 +5,7 @@
  * page), never a 500 or a stack trace, and nothing stored changes.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   type Answer,
@@ -37,9 +37,12 @@ beforeAll(async () => {
     token_endpoint_auth_method: 'client_secret_basic',
   });
   pub = await createClient(s, { token_endpoint_auth_method: 'none' });
-  before = await storedFingerprint(s);
 });
 afterAll(() => s?.close());
+// Each test compares with the state at its start (a failure in one does not cascade into the next).
+beforeEach(async () => {
+  before = await storedFingerprint(s);
+});
 
 async function unchanged(what: string) {
   expect(await storedFingerprint(s), `stored state changed after ${what}`).toBe(before);
