@@ -12,8 +12,10 @@ export interface Apps {
 
 export function buildApps(c: Container): Apps {
   const version = `v${VERSION}`;
+  const limits = c.config.serve.limits;
   const common = {
     log: c.log,
+    urlLimit: limits.url,
     exposeDebug: c.config.oauth2.expose_internal_errors,
     disableHealthLog: c.config.serve.request_log.disable_for_health,
   };
@@ -27,12 +29,17 @@ export function buildApps(c: Container): Apps {
     public: createApp({
       ...common,
       kind: 'public',
+      bodyLimit: limits.body.public,
+      bodyLimits: c.dsync.errorFamilies.public
+        .filter((f) => f.family === 'scim')
+        .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
       routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
       errorFamilies: c.dsync.errorFamilies.public,
     }),
     admin: createApp({
       ...common,
       kind: 'admin',
+      bodyLimit: limits.body.admin,
       routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
@@ -61,12 +68,14 @@ export async function serve(
       apps.public,
       ports?.public ?? c.config.serve.public.port,
       ports?.host ?? c.config.serve.public.host,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   if (which !== 'public')
     out.admin = await listen(
       apps.admin,
       ports?.admin ?? c.config.serve.admin.port,
       ports?.host ?? c.config.serve.admin.host,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   return out;
 }
