@@ -187,6 +187,32 @@ export const spec = {
       },
     },
     request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
+    limits: {
+      body: {
+        public: int(
+          65536,
+          'Largest request body in bytes on the public listener (OAuth 2.0 forms, dynamic registration); larger is 413 (see Security: Limits).',
+          1024,
+        ),
+        admin: int(
+          1048576,
+          'Largest request body in bytes on the admin listener (admin API, directory sync API).',
+          1024,
+        ),
+        scim: int(1048576, 'Largest SCIM request body in bytes (identity providers).', 1024),
+      },
+      url: int(8192, 'Longest request target (path and query) in bytes; longer is 414.', 256),
+      headers: int(
+        16384,
+        'Largest size in bytes of the request line and headers together; larger is 431 (Node.js `maxHeaderSize`).',
+        1024,
+      ),
+      request_object: int(
+        65536,
+        'Largest OpenID Connect request object (`request`, or what `request_uri` returns) in bytes; larger is `invalid_request_object`.',
+        1024,
+      ),
+    },
   },
   urls: {
     self: {
@@ -351,7 +377,13 @@ export const spec = {
   },
   db: {
     memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
-    pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
+    pool: {
+      max: int(10, 'Maximum PostgreSQL connections per process.', 1),
+      connect_timeout: dur(
+        '5s',
+        'How long a request waits for a PostgreSQL connection (a free pooled one or a new one) before it is answered 503 (see Security: Database outages). `0` waits without limit.',
+      ),
+    },
     jwk_cache: {
       enabled: bool(
         false,

@@ -87,6 +87,7 @@ export async function applyRequestObject(
   client: FlowClient,
   params: Record<string, string>,
   now: Date,
+  maxBytes = 65536,
 ): Promise<Record<string, string>> {
   const scope = splitSpaces(params.scope);
   if (!scope.includes('openid') || (!params.request && !params.request_uri)) return params;
@@ -108,6 +109,8 @@ export async function applyRequestObject(
     }
   }
   const jwt = params.request_uri ? await fetchRequestObject(fetch, params.request_uri) : (params.request as string);
+  if (Buffer.byteLength(jwt) > maxBytes)
+    throw oauth2Error('invalid_request_object', { hint: `The request object is larger than ${maxBytes} bytes.` });
   const claims = await claimsOf(fetch, client, jwt, now);
   const out = { ...params };
   for (const [k, v] of Object.entries(claims)) {
