@@ -57,6 +57,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     defaultScope: config.oidc.dynamic_client_registration.default_scope,
     subjectTypes: config.oidc.subject_identifiers.supported_types,
     accessTokenStrategy: config.strategies.access_token,
+    dev: config.dev,
   };
   // A hash to verify against when the client is unknown, so both paths cost one hash check.
   let decoy: Promise<string> | undefined;
