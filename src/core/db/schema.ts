@@ -52,6 +52,12 @@ export interface FlowsTable {
   session_data: string;
 }
 
+export interface UsedVerifiersTable {
+  nid: string;
+  id: string;
+  expires_at: Timestamp;
+}
+
 export interface UsedConsentsTable {
   nid: string;
   consent_request_id: string;
@@ -301,6 +307,7 @@ export interface Database {
   oauth2_login_sessions: LoginSessionsTable;
   oauth2_flows: FlowsTable;
   oauth2_used_consents: UsedConsentsTable;
+  oauth2_used_verifiers: UsedVerifiersTable;
   oauth2_authorization_codes: AuthorizationCodesTable;
   oauth2_access_tokens: AccessTokensTable;
   oauth2_refresh_tokens: RefreshTokensTable;
@@ -375,6 +382,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'session_data',
   ],
   oauth2_used_consents: ['nid', 'consent_request_id', 'expires_at'],
+  oauth2_used_verifiers: ['nid', 'id', 'expires_at'],
   oauth2_authorization_codes: [...TOKEN_COLUMNS, 'redirect_uri', 'code_challenge', 'code_challenge_method', 'active'],
   oauth2_access_tokens: TOKEN_COLUMNS,
   oauth2_refresh_tokens: [...TOKEN_COLUMNS, 'access_token_signature', 'active', 'first_used_at', 'used_times'],
