@@ -173,6 +173,8 @@ export interface Oauth2ClientsTable {
   skip_consent: boolean;
   skip_logout_consent: boolean | null;
   registration_access_token_signature: string;
+  /** Created through dynamic registration (outbound requests refuse internal addresses). */
+  dynamic_registration: ColumnType<boolean, boolean | undefined, boolean>;
   authorization_code_grant_access_token_lifespan: number | null;
   authorization_code_grant_id_token_lifespan: number | null;
   authorization_code_grant_refresh_token_lifespan: number | null;
@@ -452,6 +454,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'device_authorization_grant_refresh_token_lifespan',
     'created_at',
     'updated_at',
+    'dynamic_registration',
   ],
   dsync_directories: [
     'id',

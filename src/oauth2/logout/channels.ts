@@ -38,6 +38,8 @@ export interface ChannelDeps {
   clients: ClientPort;
   /** The guarded outbound client (`core.fetch.oauth2`). */
   fetch: SafeFetch;
+  /** The one for clients created through dynamic registration (`core.fetch.oauth2Dynamic`). */
+  fetchDynamic?: SafeFetch;
   log: Logger;
 }
 
@@ -120,7 +122,8 @@ export function createLogoutChannels(d: ChannelDeps) {
       const body = new URLSearchParams({ logout_token: await logoutToken(p.clientId, p.sid) }).toString();
       let status: number;
       try {
-        const res = await d.fetch(client.backchannelLogoutUri, {
+        const fetch = client.dynamic && d.fetchDynamic ? d.fetchDynamic : d.fetch;
+        const res = await fetch(client.backchannelLogoutUri, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body,
