@@ -37,7 +37,15 @@ export interface Core {
   pool: pg.Pool;
   embedded: EmbeddedPostgres | undefined;
   /** The guarded outbound HTTP clients (the only way to reach the network), configured per side. */
-  fetch: { oauth2: SafeFetch; dsync: SafeFetch };
+  fetch: {
+    oauth2: SafeFetch;
+    /**
+     * Requests for clients created through dynamic registration: internal addresses refused unless
+     * `oidc.dynamic_client_registration.allow_internal_addresses` (then the same as `oauth2`).
+     */
+    oauth2Dynamic: SafeFetch;
+    dsync: SafeFetch;
+  };
   close(): Promise<void>;
 }
 
@@ -120,6 +128,11 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     await embedded?.stop();
     throw e;
   }
+  const seam = { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions };
+  const oauth2 = oauth2SafeFetch(config, seam);
+  const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
+    ? oauth2
+    : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
   const core: Core = {
     config,
     log,
@@ -128,10 +141,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     db: handle.db,
     pool: handle.pool,
     embedded,
-    fetch: {
-      oauth2: oauth2SafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
-      dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
-    },
+    fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
     async close() {
       await handle.destroy();
       await embedded?.stop();

@@ -9,6 +9,7 @@ import type { Core } from '../container.ts';
 import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { registerAuthorizeRoutes } from './authorize/handlers.ts';
+import { createClientOutbound } from './client-keys.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createFlowCodec } from './flows/challenge.ts';
 import { createFlowCookies } from './flows/cookies.ts';
@@ -63,11 +64,19 @@ export function createFlowFeatures(
 
   const flows = createFlowsService({ db, clock, codec, clients });
   registerFlowRoutes(deps.adminRouter, flows);
+  const outbound = createClientOutbound({
+    fetch: core.fetch.oauth2,
+    fetchDynamic: core.fetch.oauth2Dynamic,
+    clock,
+    log: core.log,
+    ttlMs: config.oauth2.client_jwks.cache_ttl,
+    minRefetchMs: config.oauth2.client_jwks.min_refetch_interval,
+  });
   const authorize = createAuthorizeService({
     config,
     clock,
     db,
-    fetch: core.fetch.oauth2,
+    outbound,
     codec,
     cookies,
     clients,
@@ -78,7 +87,14 @@ export function createFlowFeatures(
   registerAuthorizeRoutes(deps.publicRouter, authorize, config);
 
   const tokenUrls = [...new Set([tokenEndpoint(config), appendPath(config.urls.self.issuer, 'oauth2/token')])];
-  const clientAuth = { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls };
+  const clientAuth = {
+    db,
+    clock,
+    clients,
+    outbound,
+    tokenUrls,
+    assertionMaxTtlMs: config.oauth2.client_assertion.max_ttl,
+  };
   const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
@@ -89,7 +105,15 @@ export function createFlowFeatures(
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
   registerRevocationRoutes(deps.publicRouter, deps.adminRouter, revocation);
   const log = core.log;
-  const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
+  const channels = createLogoutChannels({
+    config,
+    clock,
+    keys,
+    clients,
+    fetch: core.fetch.oauth2,
+    fetchDynamic: core.fetch.oauth2Dynamic,
+    log,
+  });
   const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
   registerSessionRoutes(deps.adminRouter, consentSessions);
   const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
@@ -121,7 +145,7 @@ export type FlowFeatures = ReturnType<typeof createFlowFeatures>;
 
 /** The client service as the flows see it. */
 export function clientPortOf(clients: ClientService): ClientPort {
-  const toFlowClient = (c: Client): FlowClient => ({
+  const toFlowClient = (c: Client, dynamic: boolean): FlowClient => ({
     id: c.client_id,
     redirectUris: c.redirect_uris ?? [],
     grantTypes: c.grant_types ?? [],
@@ -144,11 +168,12 @@ export function clientPortOf(clients: ClientService): ClientPort {
     backchannelLogoutUri: c.backchannel_logout_uri,
     lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
     wire: renderClient(c),
+    dynamic,
   });
   return {
     get: async (id) => {
-      const c = await clients.getClient(id);
-      return c ? toFlowClient(c) : undefined;
+      const r = await clients.getFlowRecord(id);
+      return r ? toFlowClient(r.client, r.dynamic) : undefined;
     },
     verifySecret: async (id, secret) => (await clients.authenticateClient(id, secret)) !== undefined,
   };

@@ -45,6 +45,8 @@ export interface FlowClient {
   frontchannelLogoutUri: string;
   backchannelLogoutUri: string;
   lifespans: Partial<Record<LifespanKey, number | null>>;
+  /** Created through dynamic registration: its outbound requests refuse internal addresses. */
+  dynamic?: boolean;
   /** Hydra's wire JSON of the client, secret removed (the `client` of login/consent requests). */
   wire: Record<string, unknown>;
 }

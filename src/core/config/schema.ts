@@ -312,6 +312,19 @@ export const spec = {
       bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
     },
     session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    client_jwks: {
+      cache_ttl: dur(
+        '5m',
+        "How long a client's key set fetched from its `jwks_uri` (private_key_jwt, request objects) is reused.",
+      ),
+      min_refetch_interval: dur(
+        '30s',
+        "Least time between two fetches of one client's `jwks_uri` (a failure is remembered this long; an unknown `kid` refetches at most this often).",
+      ),
+    },
+    client_assertion: {
+      max_ttl: dur('1h', 'Refuse private_key_jwt client assertions whose `exp` is further than this in the future.'),
+    },
     session_revocation: {
       batch_size: int(
         100,
@@ -341,6 +354,10 @@ export const spec = {
     dynamic_client_registration: {
       enabled: bool(false, 'Enable OpenID Connect dynamic client registration on the public listener.'),
       default_scope: list(['offline_access', 'offline', 'openid'], 'Scope of clients created without one.'),
+      allow_internal_addresses: bool(
+        false,
+        'Let dynamically registered clients point `jwks_uri`, `request_uris`, `backchannel_logout_uri` and `sector_identifier_uri` at internal addresses (refused by default, at registration and at every request; `clients.http.private_ip_exception_urls` exempts single URLs).',
+      ),
     },
   },
   webfinger: {

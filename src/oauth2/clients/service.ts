@@ -57,6 +57,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     defaultScope: config.oidc.dynamic_client_registration.default_scope,
     subjectTypes: config.oidc.subject_identifiers.supported_types,
     accessTokenStrategy: config.strategies.access_token,
+    dev: config.dev,
   };
   // A hash to verify against when the client is unknown, so both paths cost one hash check.
   let decoy: Promise<string> | undefined;
@@ -69,7 +70,14 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   /** The pure rules, then the network ones (address policy, sector identifier contents). */
   const validate = async (d: ClientDraft, dynamic: boolean): Promise<ClientDraft> => {
     const valid = (dynamic ? validateDynamicClient : validateClient)(d, env);
-    await checkClientOutbound(valid, core.fetch.oauth2, config.clients.http.disallow_private_ip_ranges);
+    // An anonymous caller chose the URIs of a dynamically registered client: internal addresses are
+    // refused unless the operator allowed them (operator-created clients keep Hydra's default).
+    const strict = dynamic && !config.oidc.dynamic_client_registration.allow_internal_addresses;
+    await checkClientOutbound(
+      valid,
+      strict ? core.fetch.oauth2Dynamic : core.fetch.oauth2,
+      strict || config.clients.http.disallow_private_ip_ranges,
+    );
     return valid;
   };
 
@@ -103,7 +111,12 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
-    await store.insertClient(db, nid, { client, secretHash, registrationSignature: reg.signature });
+    await store.insertClient(db, nid, {
+      client,
+      secretHash,
+      registrationSignature: reg.signature,
+      dynamic: opts.dynamic,
+    });
     return {
       client,
       secret: pub ? undefined : valid.client_secret,
@@ -122,6 +135,12 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   /** The client, or undefined (for other features: authorize, token, logout, …). */
   async function getClient(id: string): Promise<Client | undefined> {
     return (await store.findClientById(db, nid, id))?.client;
+  }
+
+  /** The client and whether dynamic registration created it (the flows' view), or undefined. */
+  async function getFlowRecord(id: string): Promise<{ client: Client; dynamic: boolean } | undefined> {
+    const s = await store.findClientById(db, nid, id);
+    return s ? { client: s.client, dynamic: s.dynamic ?? false } : undefined;
   }
 
   /** One keyset page ordered by id. @throws 400 on a bad page_size or page_token */
@@ -160,6 +179,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       client,
       secretHash,
       registrationSignature: registrationSignature ?? old.registrationSignature,
+      dynamic: old.dynamic ?? false,
     });
     return { client, secret: valid.client_secret || undefined };
   }
@@ -237,6 +257,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     create,
     get,
     getClient,
+    getFlowRecord,
     list,
     replace,
     patch,
