@@ -52,8 +52,8 @@ export interface FlowClient {
 export interface ClientPort {
   /** The client, or undefined when unknown. */
   get(id: string): Promise<FlowClient | undefined>;
-  /** Checks a client secret in constant time (false for clients without a secret). */
-  verifySecret(id: string, secret: string): Promise<boolean>;
+  /** Checks the secret of a client `get` returned, in constant time (false for clients without a secret). */
+  verifySecret(client: FlowClient, secret: string): Promise<boolean>;
 }
 
 export type KeySetName = 'hydra.openid.id-token' | 'hydra.jwt.access-token';

@@ -180,6 +180,6 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
   if (basic?.secret && method !== 'client_secret_basic') throw wrongMethod(method, 'client_secret_basic');
   if (method === 'none') return client;
   if (!basic && !form.client_secret && method !== 'none') throw wrongMethod(method, 'none');
-  if (!(await d.clients.verifySecret(client.id, secret))) throw oauth2Error('invalid_client');
+  if (!(await d.clients.verifySecret(client, secret))) throw oauth2Error('invalid_client');
   return client;
 }
