@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Config } from './core/config/load.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
 import { createDatabase } from './core/db/client.ts';
 import { checkDialect } from './core/db/dialect.ts';
 import { type ParsedDsn, parseDsn } from './core/db/dsn.ts';
@@ -38,6 +39,8 @@ export interface Core {
   embedded: EmbeddedPostgres | undefined;
   /** The guarded outbound HTTP clients (the only way to reach the network), configured per side. */
   fetch: { oauth2: SafeFetch; dsync: SafeFetch };
+  /** Change notifications from other processes (prepared documents, key caches); listens on first use. */
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -116,6 +119,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     await embedded?.stop();
     throw e;
   }
+  const changes = createChangeFeed({ url, log });
   const core: Core = {
     config,
     log,
@@ -128,7 +132,9 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
       oauth2: oauth2SafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
       dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
     },
+    changes,
     async close() {
+      await changes.close();
       await handle.destroy();
       await embedded?.stop();
     },
