@@ -14,9 +14,14 @@ import { createLogger } from '../../src/core/log.ts';
 import { serve } from '../../src/server.ts';
 
 let queries = 0;
+/** Statement text (whitespace collapsed, first 160 characters) → times sent. */
+const statements = new Map<string, number>();
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
   queries++;
+  const q = args[0] as string | { text?: string } | undefined;
+  const text = (typeof q === 'string' ? q : (q?.text ?? '?')).replace(/\s+/g, ' ').trim().slice(0, 160);
+  statements.set(text, (statements.get(text) ?? 0) + 1);
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
 
@@ -62,7 +67,13 @@ const runner = await startWorker({
 
 process.send?.({ type: 'ready', publicUrl: s.public?.url, adminUrl: s.admin?.url, dsn: u.toString() });
 process.on('message', async (m: { type?: string }) => {
-  if (m?.type === 'stats') process.send?.({ type: 'stats', rss: process.memoryUsage().rss, queries });
+  if (m?.type === 'stats')
+    process.send?.({
+      type: 'stats',
+      rss: process.memoryUsage().rss,
+      queries,
+      statements: Object.fromEntries(statements),
+    });
   if (m?.type === 'stop') {
     setTimeout(() => process.exit(0), 10_000).unref();
     await s.close(1000);

@@ -4,6 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 
+export interface Stats {
+  rss: number;
+  /** SQL statements sent so far (every `pg` client query). */
+  queries: number;
+  /** The same by statement text. */
+  statements: Record<string, number>;
+}
+
 export interface Proc {
   kind: 'gatehouse' | 'oidc-provider' | 'jackson';
   /** gatehouse: public listener; peers: their only listener. */
@@ -12,7 +20,7 @@ export interface Proc {
   /** gatehouse: its database. */
   dsn: string;
   pid: number;
-  stats(): Promise<{ rss: number; queries: number }>;
+  stats(): Promise<Stats>;
   stop(): Promise<void>;
 }
 
@@ -43,10 +51,10 @@ async function start(kind: Proc['kind'], script: string, env: Record<string, str
     pid: child.pid ?? 0,
     stats: () =>
       new Promise((resolve) => {
-        const on = (m: { type: string; rss: number; queries: number }) => {
+        const on = (m: Stats & { type: string }) => {
           if (m.type !== 'stats') return;
           child.off('message', on);
-          resolve({ rss: m.rss, queries: m.queries });
+          resolve({ rss: m.rss, queries: m.queries, statements: m.statements ?? {} });
         };
         child.on('message', on);
         child.send({ type: 'stats' });

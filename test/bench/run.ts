@@ -55,6 +55,8 @@ interface Run {
   non2xx: number;
   rssMb: number;
   sqlPerRequest: number | undefined;
+  /** Statement text → statements per request, during this run (largest first). */
+  statements?: Record<string, number>;
 }
 
 const median = (xs: number[]) => {
@@ -99,6 +101,12 @@ async function fire(p: Proc, url: string, reqs: BenchRequest[], seconds: number,
     non2xx: r.non2xx,
     rssMb: Math.round(after.rss / 1048576),
     sqlPerRequest: p.kind === 'oidc-provider' || !total ? undefined : (after.queries - before.queries) / total,
+    statements: Object.fromEntries(
+      Object.entries(after.statements)
+        .map(([k, v]) => [k, total ? Math.round(((v - (before.statements[k] ?? 0)) / total) * 100) / 100 : 0] as const)
+        .filter(([, v]) => v >= 0.01)
+        .sort((a, b) => b[1] - a[1]),
+    ),
   };
 }
 
@@ -230,6 +238,18 @@ for (const r of rows) {
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')} | | | | | | | |`,
     );
+  }
+}
+lines.push('', 'SQL statements per request (last round; statement text → count per request):');
+for (const r of rows) {
+  for (const [who, runs] of [
+    ['gatehouse', r.gatehouse],
+    [r.peer?.kind ?? '', r.peer?.runs ?? []],
+  ] as const) {
+    const st = runs.at(-1)?.statements;
+    if (!st || !Object.keys(st).length) continue;
+    lines.push(`- ${r.scenario}, ${who}:`);
+    for (const [k, v] of Object.entries(st)) lines.push(`    ${v.toFixed(2)}  ${k}`);
   }
 }
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -10,9 +10,13 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const pg = require('pg');
 let queries = 0;
+const statements = new Map();
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function counted(...args) {
   queries++;
+  const q = args[0];
+  const text = (typeof q === 'string' ? q : (q?.text ?? '?')).replace(/\s+/g, ' ').trim().slice(0, 160);
+  statements.set(text, (statements.get(text) ?? 0) + 1);
   return query.apply(this, args);
 };
 const jackson = require('@boxyhq/saml-jackson');
@@ -79,7 +83,13 @@ server.listen(0, '127.0.0.1', () => {
   process.send?.({ type: 'ready', url: `http://127.0.0.1:${server.address().port}` });
 });
 process.on('message', (m) => {
-  if (m?.type === 'stats') process.send?.({ type: 'stats', rss: process.memoryUsage().rss, queries });
+  if (m?.type === 'stats')
+    process.send?.({
+      type: 'stats',
+      rss: process.memoryUsage().rss,
+      queries,
+      statements: Object.fromEntries(statements),
+    });
   if (m?.type === 'stop') {
     server.closeAllConnections();
     server.close(() => process.exit(0));
