@@ -16,7 +16,7 @@ import { createFlowCookies } from './flows/cookies.ts';
 import { registerFlowRoutes } from './flows/handlers.ts';
 import { createFlowsService } from './flows/service.ts';
 import type { KeyProvider } from './jwk/provider.ts';
-import { type Client, LIFESPAN_FIELDS } from './clients/model.ts';
+import { type Client, LIFESPAN_FIELDS, type StoredClient } from './clients/model.ts';
 import { renderClient } from './clients/schemas.ts';
 import type { ClientService } from './clients/service.ts';
 import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
@@ -145,36 +145,48 @@ export type FlowFeatures = ReturnType<typeof createFlowFeatures>;
 
 /** The client service as the flows see it. */
 export function clientPortOf(clients: ClientService): ClientPort {
-  const toFlowClient = (c: Client, dynamic: boolean): FlowClient => ({
-    id: c.client_id,
-    redirectUris: c.redirect_uris ?? [],
-    grantTypes: c.grant_types ?? [],
-    responseTypes: c.response_types ?? [],
-    scope: c.scope,
-    audience: c.audience ?? [],
-    tokenEndpointAuthMethod: c.token_endpoint_auth_method || 'client_secret_basic',
-    tokenEndpointAuthSigningAlg: c.token_endpoint_auth_signing_alg,
-    jwks: Array.isArray(c.jwks?.keys) ? { keys: c.jwks.keys as JWK[] } : undefined,
-    jwksUri: c.jwks_uri,
-    requestUris: c.request_uris ?? [],
-    requestObjectSigningAlg: c.request_object_signing_alg,
-    userinfoSignedResponseAlg: c.userinfo_signed_response_alg,
-    subjectType: c.subject_type,
-    sectorIdentifierUri: c.sector_identifier_uri,
-    accessTokenStrategy: c.access_token_strategy,
-    skipConsent: c.skip_consent,
-    postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
-    frontchannelLogoutUri: c.frontchannel_logout_uri,
-    backchannelLogoutUri: c.backchannel_logout_uri,
-    lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
-    wire: renderClient(c),
-    dynamic,
-  });
+  // The stored row behind each client handed out, so that the secret check reads no second time.
+  const stored = new WeakMap<FlowClient, StoredClient>();
+  const toFlowClient = (c: Client, dynamic: boolean): FlowClient => {
+    let wire: Record<string, unknown> | undefined;
+    return {
+      id: c.client_id,
+      redirectUris: c.redirect_uris ?? [],
+      grantTypes: c.grant_types ?? [],
+      responseTypes: c.response_types ?? [],
+      scope: c.scope,
+      audience: c.audience ?? [],
+      tokenEndpointAuthMethod: c.token_endpoint_auth_method || 'client_secret_basic',
+      tokenEndpointAuthSigningAlg: c.token_endpoint_auth_signing_alg,
+      jwks: Array.isArray(c.jwks?.keys) ? { keys: c.jwks.keys as JWK[] } : undefined,
+      jwksUri: c.jwks_uri,
+      requestUris: c.request_uris ?? [],
+      requestObjectSigningAlg: c.request_object_signing_alg,
+      userinfoSignedResponseAlg: c.userinfo_signed_response_alg,
+      subjectType: c.subject_type,
+      sectorIdentifierUri: c.sector_identifier_uri,
+      accessTokenStrategy: c.access_token_strategy,
+      skipConsent: c.skip_consent,
+      postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
+      frontchannelLogoutUri: c.frontchannel_logout_uri,
+      backchannelLogoutUri: c.backchannel_logout_uri,
+      lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
+      // Rendered when a flow first needs it (login and consent requests), not per token request.
+      get wire() {
+        wire ??= renderClient(c);
+        return wire;
+      },
+      dynamic,
+    };
+  };
   return {
     get: async (id) => {
-      const r = await clients.getFlowRecord(id);
-      return r ? toFlowClient(r.client, r.dynamic) : undefined;
+      const s = await clients.findStored(id);
+      if (!s) return undefined;
+      const fc = toFlowClient(s.client, s.dynamic ?? false);
+      stored.set(fc, s);
+      return fc;
     },
-    verifySecret: async (id, secret) => (await clients.authenticateClient(id, secret)) !== undefined,
+    verifySecret: async (client, secret) => clients.verifyStoredSecret(client && stored.get(client), secret),
   };
 }

@@ -54,8 +54,11 @@ export interface FlowClient {
 export interface ClientPort {
   /** The client, or undefined when unknown. */
   get(id: string): Promise<FlowClient | undefined>;
-  /** Checks a client secret in constant time (false for clients without a secret). */
-  verifySecret(id: string, secret: string): Promise<boolean>;
+  /**
+   * Checks the secret of a client `get` returned, in constant time (false for clients without a
+   * secret). `undefined` (an unknown client) costs the same as a wrong secret and is false.
+   */
+  verifySecret(client: FlowClient | undefined, secret: string): Promise<boolean>;
 }
 
 export type KeySetName = 'hydra.openid.id-token' | 'hydra.jwt.access-token';

@@ -404,7 +404,7 @@ export const spec = {
     jwk_cache: {
       enabled: bool(
         false,
-        'Cache JSON Web Keys in memory, per process. Updates are not pushed into the cache: entries expire after `ttl`.',
+        'TTL cache of JSON Web Keys, per process, used while the process cannot listen for key changes (connection lost, CockroachDB); while it listens, keys are kept until a change is notified whatever this says.',
       ),
       size: int(1000, 'Maximum number of cached keys (whole sets are cached; a set larger than this is not).', 1),
       ttl: dur(
