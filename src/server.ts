@@ -27,12 +27,15 @@ export function buildApps(c: Container): Apps {
     public: createApp({
       ...common,
       kind: 'public',
+      cors: c.config.serve.public.cors,
+      perClientCors: c.oauth2.cors,
       routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
       errorFamilies: c.dsync.errorFamilies.public,
     }),
     admin: createApp({
       ...common,
       kind: 'admin',
+      cors: c.config.serve.admin.cors,
       routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),

@@ -112,6 +112,8 @@ export function createFlowFeatures(
     channels,
     logoutCodec,
     sessionCodec: sessions,
+    /** Finds the stored record of a presented access or refresh token. */
+    lookup,
     codec,
     cookies,
   };

@@ -130,6 +130,30 @@ const list = (def: string[], description: string, extra: LeafExtra = {}, item: z
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
   leaf('enum', z.enum(values).default(def as never), description, def);
 
+/** `serve.<listener>.cors`: Hydra's keys and defaults (rs/cors options). */
+const cors = (listener: 'public' | 'admin') => ({
+  enabled: bool(false, `Answer CORS requests on the ${listener} listener.`),
+  allowed_origins: list(
+    [],
+    'Allowed origins (empty: every origin). `*` matches within one DNS label (`https://*.example.com`), `https://*` any https origin; a wildcard that is not a whole label is ignored.',
+  ),
+  allowed_methods: list(
+    ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'HEAD', 'OPTIONS', 'TRACE'],
+    'Methods a cross-origin request may use.',
+  ),
+  allowed_headers: list(
+    ['Accept', 'Content-Type', 'Content-Length', 'Accept-Language', 'Content-Language', 'Authorization'],
+    'Request headers a cross-origin request may send.',
+  ),
+  exposed_headers: list(
+    ['Cache-Control', 'Expires', 'Last-Modified', 'Pragma', 'Content-Length', 'Content-Language', 'Content-Type'],
+    'Response headers the browser exposes to the calling script.',
+  ),
+  allow_credentials: bool(true, 'Send `Access-Control-Allow-Credentials: true`.'),
+  max_age: int(0, 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`; 0: not sent).'),
+  debug: bool(false, 'Log every CORS decision (debug level).'),
+});
+
 export const spec = {
   dsn: str(
     'memory',
@@ -141,10 +165,12 @@ export const spec = {
     public: {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Public listener interface (empty: all interfaces).'),
+      cors: cors('public'),
     },
     admin: {
       port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Admin listener interface (empty: all interfaces).'),
+      cors: cors('admin'),
     },
     cookies: {
       same_site_mode: oneOf(['Lax', 'Strict', 'None'], 'Lax', 'SameSite attribute of gatehouse cookies.'),

@@ -1,13 +1,14 @@
 /**
  * The public and admin Koa apps. The middleware order lives here and nowhere else:
  * request id + child logger → request log → error rendering → path normalisation → cache headers
- * → body parsing → the domain routers.
+ * → body parsing → CORS (preflights end there) → the domain routers.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
+import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import type { ErrorFamily } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { errorMiddleware } from './errors.ts';
@@ -25,6 +26,10 @@ export interface AppOptions {
   bodyLimit?: string;
   /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
   errorFamilies?: ReadonlyArray<{ prefix: string; family: ErrorFamily }>;
+  /** `serve.<listener>.cors`; off when absent. */
+  cors?: CorsConfig;
+  /** Routes that also allow the origins of the client behind the request. */
+  perClientCors?: PerClientCors;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -105,6 +110,8 @@ export function createApp(o: AppOptions): Koa {
       text: false,
     }),
   );
+  // After body parsing (per-client origins read the form's client_id); preflights end here.
+  if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
   for (const r of o.routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());
