@@ -40,6 +40,9 @@ import { createLogoutCodec } from './logout/challenge.ts';
 import { registerLogoutRoutes } from './logout/handlers.ts';
 import { createLogoutService } from './logout/service.ts';
 import { registerFallbackRoutes } from './fallbacks.ts';
+import { createUserCodes } from './device/codes.ts';
+import { registerDeviceRoutes } from './device/handlers.ts';
+import { createDeviceService } from './device/service.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
   return {
@@ -81,6 +84,25 @@ export function createFlowFeatures(
   const clientAuth = { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls };
   const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
+  const authorizeDeps = {
+    config,
+    clock,
+    db,
+    fetch: core.fetch.oauth2,
+    codec,
+    cookies,
+    clients,
+    keys,
+    sessions,
+    issuer,
+  };
+  const device = createDeviceService({
+    ...authorizeDeps,
+    ring: keyRing(config.secrets.system, 'flow'),
+    userCodes: createUserCodes(config),
+    clientAuth,
+  });
+  registerDeviceRoutes(deps.publicRouter, deps.adminRouter, device, config);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   registerUserinfoRoutes(deps.publicRouter, userinfo);
   const lookup = createTokenLookup({ config, clock, db, keys });
@@ -100,6 +122,8 @@ export function createFlowFeatures(
   return {
     flows,
     authorize,
+    /** The device authorization grant (RFC 8628). */
+    device,
     token,
     issuer,
     userinfo,

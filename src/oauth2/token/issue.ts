@@ -18,7 +18,13 @@ import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
 
-export type GrantKind = 'authorization_code' | 'implicit' | 'refresh_token' | 'client_credentials' | 'jwt_bearer';
+export type GrantKind =
+  | 'authorization_code'
+  | 'implicit'
+  | 'refresh_token'
+  | 'client_credentials'
+  | 'jwt_bearer'
+  | 'device_authorization';
 type TokenKind = 'access_token' | 'id_token' | 'refresh_token';
 
 export interface Grant {
