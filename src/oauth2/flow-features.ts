@@ -41,6 +41,9 @@ import { registerLogoutRoutes } from './logout/handlers.ts';
 import { createLogoutService } from './logout/service.ts';
 import { registerFallbackRoutes } from './fallbacks.ts';
 import { createUserCodes } from './device/codes.ts';
+import { registerCredentialRoutes } from './credentials/handlers.ts';
+import { createVcNonces } from './credentials/nonce.ts';
+import { createCredentialsService } from './credentials/service.ts';
 import { registerDeviceRoutes } from './device/handlers.ts';
 import { createDeviceService } from './device/service.ts';
 
@@ -62,7 +65,8 @@ export function createFlowFeatures(
   const cookies = createFlowCookies(config, keyRing(cookieSecrets(config), 'cookie'), now);
   const sessions = createSessionCodec(keyRing(config.secrets.system, 'session'), config.oauth2.session.encrypt_at_rest);
   const hook = createTokenHook({ hook: config.oauth2.token_hook, fetch: core.fetch.oauth2, log: core.log });
-  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook });
+  const vcNonces = createVcNonces(keyRing(config.secrets.system, 'flow'), config.ttl.vc_nonce, now);
+  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook, vcNonces });
 
   const flows = createFlowsService({ db, clock, codec, clients });
   registerFlowRoutes(deps.adminRouter, flows);
@@ -103,6 +107,8 @@ export function createFlowFeatures(
     clientAuth,
   });
   registerDeviceRoutes(deps.publicRouter, deps.adminRouter, device, config);
+  const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
+  registerCredentialRoutes(deps.publicRouter, credentials);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   registerUserinfoRoutes(deps.publicRouter, userinfo);
   const lookup = createTokenLookup({ config, clock, db, keys });
@@ -126,6 +132,8 @@ export function createFlowFeatures(
     device,
     token,
     issuer,
+    /** Verifiable credentials (`POST /credentials`). */
+    credentials,
     userinfo,
     introspection,
     revocation,

@@ -156,6 +156,7 @@ function crossChecks(c: Config): string[] {
     'auth_code',
     'authentication_session',
     'device_user_code',
+    'vc_nonce',
   ] as const) {
     if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
   }

@@ -233,6 +233,7 @@ export const spec = {
     id_token: dur('1h', 'ID token lifetime.'),
     auth_code: dur('10m', 'Authorization code lifetime.'),
     authentication_session: dur('720h', 'Remembered login session lifetime (at most 180 days).'),
+    vc_nonce: dur('1h', 'Lifetime of the `c_nonce` a verifiable-credential proof must carry.'),
     device_user_code: dur('10m', 'Lifetime of device codes and user codes (device authorization grant).'),
   },
   strategies: {
