@@ -57,10 +57,14 @@ export interface ControllerOptions {
   };
   dsync?: {
     /**
-     * Jackson's embedded mode: every event of `requests.handle` and `sync` goes to this callback
-     * (after the commit). Directories that have a webhook still get it delivered.
+     * Jackson's embedded mode: every event of `requests.handle` and of the direct writes
+     * (`users.create`, `groups.addUserToGroup`, …) goes to this callback, after the commit, and no
+     * webhook is sent for them (the callback replaces delivery, as in Jackson). A callback passed
+     * to `requests.handle(request, callback)` does the same for that call.
      */
     callback?: EventCallback;
+    /** Keep webhook delivery as well when a callback receives the events (default false). */
+    webhooksWithCallback?: boolean;
     /** Jackson's batch mode: queue events and send up to this many per directory per POST. */
     webhookBatchSize?: number;
     /** Batch mode: process the queue on this interval, in seconds (Jackson's unit). */
@@ -171,6 +175,7 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
     directorySyncController: createDirectorySyncController(services, {
       log,
       ...(opts.dsync?.callback ? { callback: opts.dsync.callback } : {}),
+      webhooksWithCallback: opts.dsync?.webhooksWithCallback === true,
     }),
     async close() {
       await runner?.stop();

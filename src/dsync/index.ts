@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { createGoogleService } from './cloud/google/service.ts';
-import { createDirectorySyncController, type DirectorySyncController } from './controller.ts';
+import { type ControllerOptions, createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
 import { createBatchService } from './events/batch.ts';
 import { createDeliveryService } from './events/delivery.ts';
@@ -20,8 +20,8 @@ import { createGroupsService } from './groups/service.ts';
 import { adminRouter, ERROR_FAMILIES, publicRouter } from './routes.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
-import type { EventCallback } from './types.ts';
 import { createUsersService } from './users/service.ts';
+import { createWritesService } from './writes.ts';
 
 export interface DsyncOptions {
   /** Jackson's `scimPath` (library only; the HTTP routes always serve `/api/scim/v2.0`). */
@@ -86,6 +86,9 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     groups: createGroupsService({ db: core.db, resolveScope }),
     webhookLogs,
     scim: createScimService({ db: core.db, directories, delivery }),
+    writes: createWritesService({ db: core.db, directories, delivery }),
+    /** How events are delivered (configuration); writes may turn webhooks off for one call. */
+    policy: delivery,
     delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),
     batch,
     lifecycle,
@@ -118,7 +121,7 @@ export interface Dsync {
   errorFamilies: typeof ERROR_FAMILIES;
   services: DsyncServices;
   /** A Jackson-style controller over these services (`callback`: Jackson's `dsync.callback`). */
-  controller(opts?: { callback?: EventCallback }): DirectorySyncController;
+  controller(opts?: Omit<ControllerOptions, 'log'>): DirectorySyncController;
 }
 
 export function createDsync(core: Core, opts: DsyncOptions = {}): Dsync {

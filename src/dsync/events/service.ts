@@ -43,6 +43,12 @@ export interface DeliveryPolicy {
   /** `dsync.webhook.max_attempts` of each delivery job. */
   maxAttempts: number;
   now(): Date;
+  /**
+   * false: the events are written (events API, callbacks) but no webhook delivery is queued. Set
+   * when a library caller's callback is the event sink (Jackson's `dsync.callback` replaces
+   * webhooks). Default true.
+   */
+  webhooks?: boolean;
 }
 
 export interface EventBatch {
@@ -90,7 +96,7 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   }));
   await insertEvents(trx, rows);
   batch.events.push(...rows.map(wireEvent));
-  await queueDelivery(trx, directory, rows, batch.policy);
+  if (batch.policy.webhooks !== false) await queueDelivery(trx, directory, rows, batch.policy);
 }
 
 /**

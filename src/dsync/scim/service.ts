@@ -43,13 +43,18 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.
 
 export function createScimService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
   /** Runs a write: directory lock, change, events, commit. A unique violation is a 409. */
-  async function write(kind: ResourceKind, directoryId: string, fn: Write): Promise<ScimResult> {
+  async function write(
+    kind: ResourceKind,
+    directoryId: string,
+    fn: Write,
+    policy: DeliveryPolicy,
+  ): Promise<ScimResult> {
     try {
       return await withTx(o.db, async (trx) => {
         const directory = await o.directories.lock(trx, directoryId);
         if (!directory) throw scimError(404, 'Directory configuration not found.');
         if (directory.deactivated) return { status: 200, data: {}, events: [] };
-        const { value, events } = await withEvents(trx, directory, o.delivery, (batch) => fn(trx, directory, batch));
+        const { value, events } = await withEvents(trx, directory, policy, (batch) => fn(trx, directory, batch));
         return { ...value, events };
       });
     } catch (e) {
@@ -57,38 +62,50 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     }
   }
 
-  async function usersRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
+  async function usersRequest(
+    d: Directory,
+    method: string,
+    id: string | undefined,
+    req: DirectorySyncRequest,
+    policy: DeliveryPolicy,
+  ) {
     if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
     if (id) {
       // A write loads the resource once, in its transaction (404 there); other methods load it here.
       const load = async (db: Executor) => users.loadUser(db, d, id);
       if (method === 'PUT')
-        return write('users', d.id, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
+        return write('users', d.id, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b), policy);
       if (method === 'PATCH')
-        return write('users', d.id, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
+        return write('users', d.id, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b), policy);
       if (method === 'DELETE')
-        return write('users', d.id, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
+        return write('users', d.id, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b), policy);
       const current = await load(o.db);
       if (method === 'GET') return { status: 200, data: current.raw };
     }
-    if (method === 'POST') return write('users', d.id, (t, dir, b) => users.createUser(t, dir, req.body, b));
+    if (method === 'POST') return write('users', d.id, (t, dir, b) => users.createUser(t, dir, req.body, b), policy);
     throw scimError(404, 'Not found');
   }
 
-  async function groupsRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
+  async function groupsRequest(
+    d: Directory,
+    method: string,
+    id: string | undefined,
+    req: DirectorySyncRequest,
+    policy: DeliveryPolicy,
+  ) {
     if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
     if (id) {
       const load = async (db: Executor) => groups.loadGroup(db, d, id);
       if (method === 'PUT')
-        return write('groups', d.id, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
+        return write('groups', d.id, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b), policy);
       if (method === 'PATCH')
-        return write('groups', d.id, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
+        return write('groups', d.id, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b), policy);
       if (method === 'DELETE')
-        return write('groups', d.id, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
+        return write('groups', d.id, async (t, _d, b) => groups.deleteGroup(t, await load(t), b), policy);
       const current = await load(o.db);
       if (method === 'GET') return groups.getGroup(current);
     }
-    if (method === 'POST') return write('groups', d.id, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
+    if (method === 'POST') return write('groups', d.id, (t, dir, b) => groups.createGroup(t, dir, req.body, b), policy);
     throw scimError(404, 'Not found');
   }
 
@@ -97,9 +114,13 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
    * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
    * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
    */
-  async function handle(req: DirectorySyncRequest, opts: { trusted?: boolean } = {}): Promise<ScimResult> {
+  async function handle(
+    req: DirectorySyncRequest,
+    opts: { trusted?: boolean; webhooks?: boolean } = {},
+  ): Promise<ScimResult> {
+    const policy = opts.webhooks === false ? { ...o.delivery, webhooks: false } : o.delivery;
     try {
-      return await dispatch(req, opts.trusted === true);
+      return await dispatch(req, opts.trusted === true, policy);
     } catch (e) {
       // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
       if (isDataException(e))
@@ -108,7 +129,7 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     }
   }
 
-  async function dispatch(req: DirectorySyncRequest, trusted: boolean): Promise<ScimResult> {
+  async function dispatch(req: DirectorySyncRequest, trusted: boolean, policy: DeliveryPolicy): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
     const directory = await o.directories.load(String(req.directoryId ?? ''));
@@ -122,8 +143,8 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');
     const r =
       kind === 'users'
-        ? await usersRequest(directory, method, id, req)
-        : await groupsRequest(directory, method, id, req);
+        ? await usersRequest(directory, method, id, req, policy)
+        : await groupsRequest(directory, method, id, req, policy);
     return 'events' in r ? (r as ScimResult) : { ...r, events: [] };
   }
 

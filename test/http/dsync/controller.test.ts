@@ -218,7 +218,7 @@ describe('requests.handle, users and groups', () => {
       directoryId: dir.id,
     });
     expect((await scoped.get('nope')).error).toEqual({ message: 'User not found', code: 404 });
-    expect(await ctl().users.get(ids[0] as string)).toEqual({
+    expect(await s.container.dsync.controller().users.get(ids[0] as string)).toEqual({
       data: null,
       error: { message: 'Set tenant and product before using store.', code: 500 },
     });
