@@ -10,6 +10,7 @@ import { createGoogleService } from './cloud/google/service.ts';
 import { type ControllerOptions, createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
 import { createBatchService } from './events/batch.ts';
+import { debugWebhooks } from './events/debug.ts';
 import { createDeliveryService } from './events/delivery.ts';
 import { createLifecycleService } from './events/lifecycle.ts';
 import { createRetryService } from './events/retry.ts';
@@ -30,9 +31,10 @@ export interface DsyncOptions {
 
 export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
   const cfg = core.config.dsync;
-  const fetch = core.fetch.dsync;
+  const fetch = cfg.debug_webhooks ? debugWebhooks(core.fetch.dsync, core.log) : core.fetch.dsync;
   const externalUrl = cfg.external_url.replace(/\/$/, '');
   const g = cfg.google;
+  const pageLimit = cfg.page_limit;
   const lifecycle = createLifecycleService({
     clock: core.clock,
     fetch,
@@ -50,6 +52,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     lifecycle: (trx, type, d) => lifecycle.emit(trx, type, d),
     // With internal ranges refused, a webhook URL that resolves inward is refused when it is set
     // (delivery checks again on every request). A name that does not resolve now is accepted.
+    pageLimit,
     checkWebhookUrl: async (url) => {
       if (!cfg.disallow_private_ip_ranges) return undefined;
       try {
@@ -73,6 +76,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     clock: core.clock,
     directories,
     ttlMs: cfg.webhook_logs_ttl,
+    pageLimit,
   });
   const outbound = { db: core.db, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
   const batch = createBatchService({
@@ -82,10 +86,10 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
   });
   return {
     directories,
-    users: createUsersService({ db: core.db, resolveScope }),
-    groups: createGroupsService({ db: core.db, resolveScope }),
+    users: createUsersService({ db: core.db, resolveScope, pageLimit }),
+    groups: createGroupsService({ db: core.db, resolveScope, pageLimit }),
     webhookLogs,
-    scim: createScimService({ db: core.db, directories, delivery }),
+    scim: createScimService({ db: core.db, directories, delivery, pageLimit }),
     writes: createWritesService({ db: core.db, directories, delivery }),
     /** How events are delivered (configuration); writes may turn webhooks off for one call. */
     policy: delivery,

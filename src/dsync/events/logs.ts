@@ -52,7 +52,13 @@ const logScope = (s: Scope): store.LogScope => ({
 export const PURGE_BATCH = 1000;
 export const PURGE_BATCHES_PER_RUN = 50;
 
-export function createWebhookLogsService(o: { db: Db; clock: Clock; directories: DirectoriesService; ttlMs: number }) {
+export function createWebhookLogsService(o: {
+  db: Db;
+  clock: Clock;
+  directories: DirectoriesService;
+  ttlMs: number;
+  pageLimit?: number;
+}) {
   /** Records one attempt (the caller checked `log_webhook_events`). */
   async function record(
     exec: Executor,
@@ -124,7 +130,7 @@ export function createWebhookLogsService(o: { db: Db; clock: Clock; directories:
   /** Newest first, pages of at most 50 (Jackson's `getAll`). */
   async function list(q: ScopeQuery, p: PageParams = {}): Promise<WebhookLogRecord[]> {
     const scope = await o.directories.resolveScope(q);
-    return (await store.listLogs(o.db, logScope(scope), page(p))).map(toRecord);
+    return (await store.listLogs(o.db, logScope(scope), page(p, o.pageLimit))).map(toRecord);
   }
 
   /** The log or null (Jackson's `get`). */

@@ -30,18 +30,23 @@ type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise
 const MAX_START = 2 ** 31;
 
 /** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
-function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.ListQuery {
+function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = PAGE_LIMIT): users.ListQuery {
   const start = Number(q?.startIndex);
   const count = Number(q?.count);
   const filter = typeof q?.filter === 'string' && q.filter.trim() !== '' ? q.filter : undefined;
   return {
     startIndex: Number.isInteger(start) && start >= 1 ? Math.min(start, MAX_START) : 1,
-    count: Number.isInteger(count) && count > 0 && count <= PAGE_LIMIT ? count : PAGE_LIMIT,
+    count: Number.isInteger(count) && count > 0 && count <= max ? count : max,
     filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
   };
 }
 
-export function createScimService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
+export function createScimService(o: {
+  db: Db;
+  directories: DirectoriesService;
+  delivery: DeliveryPolicy;
+  pageLimit?: number;
+}) {
   /** Runs a write: directory lock, change, events, commit. A unique violation is a 409. */
   async function write(
     kind: ResourceKind,
@@ -69,7 +74,7 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     req: DirectorySyncRequest,
     policy: DeliveryPolicy,
   ) {
-    if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
+    if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query, o.pageLimit));
     if (id) {
       // A write loads the resource once, in its transaction (404 there); other methods load it here.
       const load = async (db: Executor) => users.loadUser(db, d, id);
@@ -93,7 +98,7 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     req: DirectorySyncRequest,
     policy: DeliveryPolicy,
   ) {
-    if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
+    if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query, o.pageLimit));
     if (id) {
       const load = async (db: Executor) => groups.loadGroup(db, d, id);
       if (method === 'PUT')
