@@ -117,7 +117,7 @@ export interface DirectorySyncEvent {
   tenant: string;
   product: string;
   directory_id: string;
-  data?: UserRecord | GroupRecord | (UserRecord & { group: GroupRecord });
+  data?: UserRecord | GroupRecord | (UserRecord & { group: GroupRecord }) | { id: string; group: GroupRecord };
 }
 
 /**

@@ -23,6 +23,7 @@ import type { DirectoriesService } from './directories/service.ts';
 import { dsyncError } from './errors.ts';
 import { type DeliveryPolicy, type EventBatch, withEvents } from './events/service.ts';
 import { groupRecord } from './events/payload.ts';
+import { resolveMemberships } from './scim/groups.ts';
 import * as groupStore from './store/groups.ts';
 import * as memberStore from './store/members.ts';
 import * as userStore from './store/users.ts';
@@ -143,6 +144,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
           throw dsyncError(409, 'User already exists');
         await userStore.insertUser(trx, user);
         batch.add('user.created', { user });
+        await resolveMemberships(trx, user, batch);
         return managedUser(user);
       },
       'User already exists',
@@ -285,10 +287,10 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
   async function addUserToGroup(b: Bound, groupId: unknown, userId: unknown, p = o.delivery) {
     if (typeof userId !== 'string' || userId === '') throw dsyncError(400, 'Missing required parameters.');
     return onGroup(b, groupId, p, async (trx, group, batch) => {
+      // As a SCIM PATCH add: a member that is not (yet) a user is kept (Jackson does not check).
       const [user] = await userStore.findUsers(trx, group.directoryId, [userId]);
-      if (!user) throw userNotFound();
       const added = await memberStore.addMembers(trx, group.directoryId, group.id, [userId]);
-      if (added.length) batch.add('group.user_added', { user, group });
+      if (added.length) batch.add('group.user_added', user ? { user, group } : { userId, group });
     });
   }
 

@@ -58,7 +58,7 @@ export interface EventBatch {
   readonly pending: DirectorySyncEvent[];
   /** After `persistEvents`: the events as delivered, in order. */
   readonly events: WebhookEvent[];
-  add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup }): void;
+  add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup; userId?: string }): void;
 }
 
 function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
