@@ -294,6 +294,25 @@ export function createDirectorySyncController(s: DsyncServices, o: ControllerOpt
     requests: { handle },
     providers: () => ({ ...DIRECTORY_TYPES }),
     events: {
+      /**
+       * The events API: committed events of a directory (or of a tenant+product's directories) in
+       * per-directory order after an opaque cursor: `{data, cursor, has_more, error: null}`, or
+       * `{data: null, error}`. Pass `cursor` back as `after`.
+       */
+      list: async (p: {
+        directoryId?: string;
+        tenant?: string;
+        product?: string;
+        after?: string;
+        limit?: number;
+      }): Promise<
+        { data: WebhookEvent[]; cursor: string; has_more: boolean; error: null } | { data: null; error: ApiError }
+      > => {
+        const r = await envelope(() =>
+          s.feed.list({ directoryId: p?.directoryId, tenant: p?.tenant, product: p?.product }, p?.after, p?.limit),
+        );
+        return r.error ? r : { data: r.data.data, cursor: r.data.cursor, has_more: r.data.has_more, error: null };
+      },
       batch: {
         /** One processing pass over batch mode's queue (resolves when done). */
         process: async (): Promise<void> => {

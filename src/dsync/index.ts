@@ -11,6 +11,7 @@ import { type ControllerOptions, createDirectorySyncController, type DirectorySy
 import { createDirectoriesService } from './directories/service.ts';
 import { createBatchService } from './events/batch.ts';
 import { debugWebhooks } from './events/debug.ts';
+import { createEventFeedService } from './events/feed.ts';
 import { createDeliveryService } from './events/delivery.ts';
 import { createLifecycleService } from './events/lifecycle.ts';
 import { createRetryService } from './events/retry.ts';
@@ -91,6 +92,13 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     webhookLogs,
     scim: createScimService({ db: core.db, directories, delivery, pageLimit }),
     writes: createWritesService({ db: core.db, directories, delivery }),
+    feed: createEventFeedService({
+      db: core.db,
+      clock: core.clock,
+      directories,
+      retentionMs: cfg.events.retention,
+      pageLimit,
+    }),
     /** How events are delivered (configuration); writes may turn webhooks off for one call. */
     policy: delivery,
     delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),

@@ -15,7 +15,8 @@ import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts'
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncMessage } from './errors.ts';
 import type { BatchService } from './events/batch.ts';
-import { eventRoutes, webhookRoutes } from './events/handlers.ts';
+import type { EventFeedService } from './events/feed.ts';
+import { eventRoutes, feedRoutes, webhookRoutes } from './events/handlers.ts';
 import type { WebhookLogsService } from './events/logs.ts';
 import type { RetryService } from './events/retry.ts';
 import { groupRoutes } from './groups/handlers.ts';
@@ -36,6 +37,7 @@ export interface DsyncRouteServices {
   batch: BatchService;
   webhooks: RetryService;
   google: GoogleService;
+  feed: EventFeedService;
 }
 
 /** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
@@ -84,6 +86,7 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   directoryRoutes(r, s);
   userRoutes(r, s);
   groupRoutes(r, s);
+  feedRoutes(r, s);
   eventRoutes(r, s);
   webhookRoutes(r, s);
   googleAdminRoutes(r, s);
