@@ -363,6 +363,13 @@ export const spec = {
       secret: true,
       aliases: ['JACKSON_API_KEYS'],
     }),
+    api: {
+      listener: oneOf(
+        ['admin', 'public', 'both'],
+        'admin',
+        'Where `/api/v1/dsync` is served: the admin listener, the public one (one base URL for SCIM, the Google callback and the API, as Jackson) or both. `Authorization: Api-Key` is required on each.',
+      ),
+    },
     webhook_batch_size: int(
       0,
       'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).',
