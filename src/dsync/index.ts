@@ -24,6 +24,7 @@ import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
 import { createUsersService } from './users/service.ts';
 import { createWritesService } from './writes.ts';
+import { createSetupLinksService } from './setup-links.ts';
 
 export interface DsyncOptions {
   /** Jackson's `scimPath` (library only; the HTTP routes always serve `/api/scim/v2.0`). */
@@ -97,6 +98,14 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
       clock: core.clock,
       directories,
       retentionMs: cfg.events.retention,
+      pageLimit,
+    }),
+    setupLinks: createSetupLinksService({
+      db: core.db,
+      clock: core.clock,
+      ring: keyRing(core.config.secrets.system, 'dsync'),
+      directories,
+      externalUrl,
       pageLimit,
     }),
     /** How events are delivered (configuration); writes may turn webhooks off for one call. */
