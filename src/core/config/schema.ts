@@ -495,6 +495,13 @@ export const spec = {
       secret: true,
       aliases: ['JACKSON_API_KEYS'],
     }),
+    api: {
+      listener: oneOf(
+        ['admin', 'public', 'both'],
+        'admin',
+        'Where `/api/v1/dsync` is served: the admin listener, the public one (one base URL for SCIM, the Google callback and the API, as Jackson) or both. `Authorization: Api-Key` is required on each.',
+      ),
+    },
     webhook_batch_size: int(
       0,
       'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).',
@@ -508,6 +515,22 @@ export const spec = {
       timeout: dur('20s', 'Timeout of one webhook request.'),
     },
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
+    debug_webhooks: bool(
+      false,
+      'Log every webhook body and the receiver’s answer at info (secrets, tokens and e-mail addresses redacted).',
+    ),
+    page_limit: int(
+      50,
+      'The default and largest page of every directory-sync list (Jackson’s `db.pageLimit`).',
+      1,
+      10000,
+    ),
+    events: {
+      retention: dur(
+        '720h',
+        'How long directory-sync events (and their delivered outbox rows) are kept; purged in bounded batches by the crontab task `dsync_events_purge`.',
+      ),
+    },
     webhook_url: url(
       'Global webhook for directory lifecycle events (`dsync.created`, `dsync.deleted`, `dsync.activated`, `dsync.deactivated`); off when empty.',
       '""',

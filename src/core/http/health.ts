@@ -28,3 +28,17 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
   });
   return r;
 }
+
+/**
+ * Jackson's `GET /api/health`: `{ version }` (the package version, without a `v`) when ready,
+ * 503 with the same body otherwise. No authentication, as in Jackson.
+ */
+export function jacksonHealthRouter(deps: HealthDeps): Router {
+  const r = new Router();
+  r.get('/api/health', async (ctx) => {
+    const errors = await deps.readiness();
+    ctx.status = Object.keys(errors).length ? 503 : 200;
+    ctx.body = { version: deps.version.replace(/^v/, '') };
+  });
+  return r;
+}

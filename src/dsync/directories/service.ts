@@ -38,6 +38,8 @@ export interface DirectoriesOptions {
   lifecycle?: (trx: Executor, type: LifecycleType, d: Directory) => Promise<void>;
   /** Refuses a webhook URL the address policy forbids (throws a message); called before storing. */
   checkWebhookUrl?: (url: string) => Promise<string | undefined>;
+  /** `dsync.page_limit` (Jackson's `db.pageLimit`) */
+  pageLimit?: number;
 }
 
 const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
@@ -253,12 +255,12 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   }
 
   async function list(p: PageParams = {}): Promise<DirectoryRecord[]> {
-    return records(page(p));
+    return records(page(p, o.pageLimit));
   }
 
   /** `product` wins over `provider`; any directory type can be a provider here (Jackson: non-SCIM only). */
   async function filterBy(p: PageParams & { product?: unknown; provider?: unknown } = {}): Promise<DirectoryRecord[]> {
-    const q = page(p);
+    const q = page(p, o.pageLimit);
     if (nonEmpty(p.product)) return records({ ...q, product: p.product });
     if (nonEmpty(p.provider)) return records({ ...q, type: p.provider });
     throw dsyncError(400, 'Please provide a product or provider.');
