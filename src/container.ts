@@ -17,6 +17,8 @@ import { migrate, migrationStatus } from './core/db/migrate.ts';
 import type { Database } from './core/db/schema.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
+import { configureAudit } from './core/audit/events.ts';
+import { observeJobs, observePool } from './core/observability/metrics.ts';
 import {
   dsyncSafeFetch,
   oauth2SafeFetch,
@@ -116,6 +118,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     await embedded?.stop();
     throw e;
   }
+  configureAudit({ enabled: config.audit.enabled });
+  const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];
   const core: Core = {
     config,
     log,
@@ -129,6 +133,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
       dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
     },
     async close() {
+      for (const stop of unobserve) stop();
       await handle.destroy();
       await embedded?.stop();
     },

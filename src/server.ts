@@ -2,7 +2,8 @@
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
-import { healthRouter } from './core/http/health.ts';
+import { auditRouter } from './core/audit/routes.ts';
+import { healthRouter, metricsRouter } from './core/http/health.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {
@@ -33,7 +34,13 @@ export function buildApps(c: Container): Apps {
     admin: createApp({
       ...common,
       kind: 'admin',
-      routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
+      routers: [
+        adminHealth,
+        metricsRouter(),
+        auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }),
+        c.oauth2.adminRouter,
+        c.dsync.adminRouter,
+      ],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
   };

@@ -34,6 +34,10 @@ function coerceEnv(leaf: LeafInfo, raw: string): { value?: unknown; problem?: st
   switch (leaf.node.kind) {
     case 'int':
       return /^-?\d+$/.test(v) ? { value: Number(v) } : { problem: `expected an integer, got ${JSON.stringify(raw)}` };
+    case 'number':
+      return /^-?\d+(\.\d+)?$/.test(v)
+        ? { value: Number(v) }
+        : { problem: `expected a number, got ${JSON.stringify(raw)}` };
     case 'bool':
       if (TRUE.has(v.toLowerCase())) return { value: true };
       if (FALSE.has(v.toLowerCase())) return { value: false };

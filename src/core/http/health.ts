@@ -1,5 +1,9 @@
-/** `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*). */
+/**
+ * `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*), and
+ * `/admin/metrics/prometheus` (Hydra's path) on the admin listener only.
+ */
 import Router from '@koa/router';
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
 
 export interface HealthDeps {
   version: string;
@@ -23,6 +27,17 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
   });
   r.get('/version', (ctx) => {
     ctx.body = { version: deps.version };
+  });
+  return r;
+}
+
+/** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
+export function metricsRouter(): Router {
+  const r = new Router();
+  r.get('/admin/metrics/prometheus', async (ctx) => {
+    const body = await renderMetrics();
+    ctx.type = PROMETHEUS_CONTENT_TYPE;
+    ctx.body = body;
   });
   return r;
 }

@@ -12,6 +12,7 @@ import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import { randomString } from '../../core/crypto/random.ts';
 import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
+import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
@@ -103,7 +104,14 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
-    await store.insertClient(db, nid, { client, secretHash, registrationSignature: reg.signature });
+    await withTx(db, async (trx) => {
+      await store.insertClient(trx, nid, { client, secretHash, registrationSignature: reg.signature });
+      await audit(trx, {
+        type: 'oauth2.client.created',
+        target: { kind: 'client', id: client.client_id },
+        details: { dynamic: !!opts.dynamic },
+      });
+    });
     return {
       client,
       secret: pub ? undefined : valid.client_secret,
@@ -161,6 +169,9 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       secretHash,
       registrationSignature: registrationSignature ?? old.registrationSignature,
     });
+    const target = { kind: 'client', id: client.client_id };
+    await audit(trx, { type: 'oauth2.client.updated', target });
+    if (valid.client_secret) await audit(trx, { type: 'oauth2.client.secret_rotated', target });
     return { client, secret: valid.client_secret || undefined };
   }
 
@@ -206,6 +217,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       if (!old) throw dbNotFound();
       const client: Client = { ...old.client, ...lifespans, updated_at: now() };
       await store.replaceClient(trx, nid, { ...old, client });
+      await audit(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id }, details: { lifespans: true } });
       return client;
     });
   }
@@ -215,6 +227,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     await withTx(db, async (trx) => {
       if (!(await store.deleteClientById(trx, nid, id))) throw dbNotFound();
       await deleteTokensOfClient(trx, id);
+      await audit(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });
     });
   }
 
