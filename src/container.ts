@@ -18,7 +18,7 @@ import type { Database } from './core/db/schema.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
 import { configureAudit } from './core/audit/events.ts';
-import { observeJobs, observePool } from './core/observability/metrics.ts';
+import { configureMetrics, observeJobs, observePool } from './core/observability/metrics.ts';
 import {
   dsyncSafeFetch,
   oauth2SafeFetch,
@@ -119,6 +119,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     throw e;
   }
   configureAudit({ enabled: config.audit.enabled });
+  configureMetrics({ enabled: config.metrics.enabled });
   const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];
   const core: Core = {
     config,

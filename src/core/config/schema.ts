@@ -382,6 +382,12 @@ export const spec = {
       },
     },
   },
+  metrics: {
+    enabled: bool(
+      true,
+      'Record the request, token, SCIM, webhook and query metrics served at `/admin/metrics/prometheus` (off: process, pool and job metrics only).',
+    ),
+  },
   audit: {
     enabled: bool(
       false,

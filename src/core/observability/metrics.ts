@@ -32,8 +32,11 @@ const httpDuration = new client.Histogram({
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
+let recording = true;
+
 /** Records one finished request. `route` is the matched route template, or undefined (no route matched). */
 export function observeHttp(listener: string, route: string | undefined, method: string, status: number, ms: number) {
+  if (!recording) return;
   const labels = {
     listener,
     route: route ?? 'unmatched',
@@ -105,6 +108,20 @@ export const metrics = {
     registers: [registry],
   }),
 };
+
+const instruments = { ...metrics };
+const NOOP = { inc() {}, observe() {} };
+
+/**
+ * Per process, from `metrics.enabled`: off turns every recording hook into a no-op (the endpoint then
+ * shows process, pool and job metrics only). For measuring what the hooks cost, and for operators
+ * who do not scrape.
+ */
+export function configureMetrics(o: { enabled: boolean }): void {
+  recording = o.enabled;
+  for (const k of Object.keys(instruments) as Array<keyof typeof metrics>)
+    (metrics as Record<string, unknown>)[k] = o.enabled ? instruments[k] : NOOP;
+}
 
 // Database pools of this process (a process normally has one).
 const pools = new Set<pg.Pool>();

@@ -203,3 +203,23 @@ describe('worker metrics listener (worker.metrics.port)', () => {
     expect(s.container.config.worker.metrics.port).toBe(0);
   });
 });
+
+describe('metrics.enabled: false', () => {
+  it('records nothing but still serves process, pool and job metrics', async () => {
+    const off = await startDsyncServer({ 'metrics.enabled': false });
+    try {
+      const url = `${off.adminUrl}/admin/metrics/prometheus`;
+      const before = (await scrape(url)).samples;
+      const c = await createClient(off, { grant_types: ['client_credentials'], response_types: ['token'], scope: 'r' });
+      expect((await tokenRequest(off, c, { grant_type: 'client_credentials', scope: 'r' })).status).toBe(200);
+      const after = (await scrape(url)).samples;
+      expect(delta(before, after, 'gatehouse_oauth2_tokens_issued_total')).toBe(0);
+      expect(delta(before, after, 'gatehouse_http_requests_total')).toBe(0);
+      expect(delta(before, after, 'gatehouse_db_query_duration_seconds_count')).toBe(0);
+      expect(sample(after, 'gatehouse_db_pool_max_connections')).toBeGreaterThan(0);
+      expect(sample(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    } finally {
+      await off.close();
+    }
+  });
+});
