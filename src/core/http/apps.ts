@@ -12,7 +12,7 @@ import type { ErrorFamily } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { observeHttp } from '../observability/metrics.ts';
 import { runInScope } from '../observability/scope.ts';
-import { contextFromHeaders, inSpan, SpanKind } from '../observability/tracing.ts';
+import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
 import { errorMiddleware } from './errors.ts';
 
 export type Listener = 'public' | 'admin';
@@ -64,7 +64,7 @@ function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) 
                 span.setAttribute('http.route', template);
               }
               span.setAttribute('http.response.status_code', ctx.status);
-              if (ctx.status >= 500) span.setStatus({ code: 2 });
+              if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
             }
             if (!(disableHealthLog && ctx.path.includes('/health/'))) {
               const fields = {

@@ -14,7 +14,7 @@ const MODES = [
   { label: 'metrics on, audit rows on', overrides: { 'metrics.enabled': true, 'audit.enabled': true } },
 ];
 
-async function tokenRequest(s: TestServerLike): Promise<BenchRequest[]> {
+export async function tokenRequest(s: TestServerLike): Promise<BenchRequest[]> {
   const r = await fetch(`${s.adminUrl}/admin/clients`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -36,7 +36,7 @@ async function tokenRequest(s: TestServerLike): Promise<BenchRequest[]> {
 }
 
 /** SCIM PUTs that always change the user (two bodies per user), spread over directories without webhooks. */
-async function scimRequests(s: TestServerLike): Promise<BenchRequest[]> {
+export async function scimRequests(s: TestServerLike): Promise<BenchRequest[]> {
   const svc = s.container.dsync.services;
   const requests: BenchRequest[] = [];
   const user = (d: number, u: number, family: string) => ({
