@@ -67,7 +67,7 @@ describe('a Hydra 26 config file', () => {
     expect(config.serve.public.cors.enabled).toBe(true);
     expect(config.serve.admin.cors.enabled).toBe(false);
     expect(config.tracing).toMatchObject({ provider: 'otel', service_name: 'hydra' });
-    expect(config.tracing.providers.otlp).toMatchObject({ server_url: 'otel-collector:4318', insecure: true });
+    expect(config.tracing.providers.otlp).toMatchObject({ server_url: '127.0.0.1:4318', insecure: true });
     expect(listenerTls(config, 'public')).toEqual({
       cert: { key: 'serve.tls.cert.path', path: join(dir, 'cert.pem') },
       key: { key: 'serve.tls.key.path', path: join(dir, 'key.pem') },
