@@ -22,7 +22,6 @@ export function registerWorker(program: Command): void {
         const metrics = config.worker.metrics.port
           ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
           : undefined;
-        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         const runner = await startWorker({
           pool: c.pool,
           log: c.log,
@@ -38,6 +37,8 @@ export function registerWorker(program: Command): void {
           await c.close();
           await tracing?.shutdown();
         });
+        // Announced only now, with the handlers set: a supervisor may stop the worker right after.
+        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         c.log.info('worker started');
       }),
     );
