@@ -95,6 +95,9 @@ export function registerServe(program: Command): void {
       .description(
         which === 'all' ? 'Public (4444) and admin (4445) listeners in one process' : `Only the ${which} listener`,
       )
+      // Scripts written for Hydra pass these; gatehouse sends no usage statistics and has no telemetry to skip.
+      .option('--sqa-opt-out', 'accepted for Hydra compatibility (no effect: gatehouse sends no usage statistics)')
+      .option('--disable-telemetry', 'accepted for Hydra compatibility (no effect)')
       .action(() => run(() => serveCommand(which, program.opts<GlobalFlags>())));
   }
 }
