@@ -13,8 +13,10 @@ export interface Apps {
 
 export function buildApps(c: Container): Apps {
   const version = `v${VERSION}`;
+  const limits = c.config.serve.limits;
   const common = {
     log: c.log,
+    urlLimit: limits.url,
     exposeDebug: c.config.oauth2.expose_internal_errors,
     disableHealthLog: c.config.serve.request_log.disable_for_health,
   };
@@ -28,12 +30,17 @@ export function buildApps(c: Container): Apps {
     public: createApp({
       ...common,
       kind: 'public',
+      bodyLimit: limits.body.public,
+      bodyLimits: c.dsync.errorFamilies.public
+        .filter((f) => f.family === 'scim')
+        .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
       routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
       errorFamilies: c.dsync.errorFamilies.public,
     }),
     admin: createApp({
       ...common,
       kind: 'admin',
+      bodyLimit: limits.body.admin,
       routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
@@ -92,6 +99,7 @@ export async function serve(
       ports?.public ?? c.config.serve.public.port,
       ports?.host ?? c.config.serve.public.host,
       material.public,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   if (which !== 'public')
     out.admin = await listen(
@@ -99,6 +107,7 @@ export async function serve(
       ports?.admin ?? c.config.serve.admin.port,
       ports?.host ?? c.config.serve.admin.host,
       material.admin,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   return out;
 }

@@ -187,6 +187,32 @@ export const spec = {
       },
     },
     request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
+    limits: {
+      body: {
+        public: int(
+          65536,
+          'Largest request body in bytes on the public listener (OAuth 2.0 forms, dynamic registration); larger is 413 (see Security: Limits).',
+          1024,
+        ),
+        admin: int(
+          1048576,
+          'Largest request body in bytes on the admin listener (admin API, directory sync API).',
+          1024,
+        ),
+        scim: int(1048576, 'Largest SCIM request body in bytes (identity providers).', 1024),
+      },
+      url: int(8192, 'Longest request target (path and query) in bytes; longer is 414.', 256),
+      headers: int(
+        16384,
+        'Largest size in bytes of the request line and headers together; larger is 431 (Node.js `maxHeaderSize`).',
+        1024,
+      ),
+      request_object: int(
+        65536,
+        'Largest OpenID Connect request object (`request`, or what `request_uri` returns) in bytes; larger is `invalid_request_object`.',
+        1024,
+      ),
+    },
   },
   urls: {
     self: {
@@ -286,6 +312,19 @@ export const spec = {
       bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
     },
     session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    client_jwks: {
+      cache_ttl: dur(
+        '5m',
+        "How long a client's key set fetched from its `jwks_uri` (private_key_jwt, request objects) is reused.",
+      ),
+      min_refetch_interval: dur(
+        '30s',
+        "Least time between two fetches of one client's `jwks_uri` (a failure is remembered this long; an unknown `kid` refetches at most this often).",
+      ),
+    },
+    client_assertion: {
+      max_ttl: dur('1h', 'Refuse private_key_jwt client assertions whose `exp` is further than this in the future.'),
+    },
     session_revocation: {
       batch_size: int(
         100,
@@ -315,6 +354,10 @@ export const spec = {
     dynamic_client_registration: {
       enabled: bool(false, 'Enable OpenID Connect dynamic client registration on the public listener.'),
       default_scope: list(['offline_access', 'offline', 'openid'], 'Scope of clients created without one.'),
+      allow_internal_addresses: bool(
+        false,
+        'Let dynamically registered clients point `jwks_uri`, `request_uris`, `backchannel_logout_uri` and `sector_identifier_uri` at internal addresses (refused by default, at registration and at every request; `clients.http.private_ip_exception_urls` exempts single URLs).',
+      ),
     },
   },
   webfinger: {
@@ -351,11 +394,17 @@ export const spec = {
   },
   db: {
     memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
-    pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
+    pool: {
+      max: int(10, 'Maximum PostgreSQL connections per process.', 1),
+      connect_timeout: dur(
+        '5s',
+        'How long a request waits for a PostgreSQL connection (a free pooled one or a new one) before it is answered 503 (see Security: Database outages). `0` waits without limit.',
+      ),
+    },
     jwk_cache: {
       enabled: bool(
         false,
-        'Cache JSON Web Keys in memory, per process. Updates are not pushed into the cache: entries expire after `ttl`.',
+        'TTL cache of JSON Web Keys, per process, used while the process cannot listen for key changes (connection lost, CockroachDB); while it listens, keys are kept until a change is notified whatever this says.',
       ),
       size: int(1000, 'Maximum number of cached keys (whole sets are cached; a set larger than this is not).', 1),
       ttl: dur(
