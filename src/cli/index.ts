@@ -12,6 +12,7 @@ import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
+import { registerSessions } from './sessions.ts';
 import { registerTokens } from './tokens.ts';
 import { registerWorker } from './worker.ts';
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerDsync(program);
   registerTokens(program);
   registerImport(program);
+  registerSessions(program);
   addSkipTlsVerify(program);
   program.hook('preAction', (_self, action) => {
     // The process makes only this command's requests, so the switch may be process-wide; Node.js

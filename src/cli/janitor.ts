@@ -3,13 +3,13 @@
  * `--limit` rows per table per run, `--batch-size` rows per statement. With no target flag every
  * target runs. A progress bar goes to stderr on a terminal; the counts go to stdout (and the log).
  */
-import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { loadConfig } from '../core/config/load.ts';
 import { parseDuration } from '../core/config/duration.ts';
 import { JANITOR_TARGETS, type JanitorTarget } from '../oauth2/janitor/service.ts';
 import { type GlobalFlags, run, withEphemeralSecret } from './common.ts';
+import { startProgress } from './progress.ts';
 
 interface JanitorFlags {
   tokens?: boolean;
@@ -34,52 +34,6 @@ const positive = (name: string, v: string | undefined, fallback: number) => {
   if (!Number.isInteger(n) || n < 1) throw new Error(`janitor: --${name} must be a positive integer`);
   return n;
 };
-
-/**
- * Progress of a janitor run on stderr: a bar with counts and rate on a terminal; elsewhere one plain
- * line per table when it is done, and at most one a second while a table is going on.
- */
-function janitorProgress(due: Record<string, number>) {
-  const total = Object.values(due).reduce((a, b) => a + b, 0);
-  const started = performance.now();
-  let done = 0;
-  const rate = () => Math.round(done / Math.max((performance.now() - started) / 1000, 0.001));
-  if (process.stderr.isTTY) {
-    const bar = new SingleBar({
-      format: 'janitor [{bar}] {value}/{total} rows | {rate} rows/s | {table}',
-      stream: process.stderr,
-    });
-    bar.start(total, 0, { table: '', rate: 0 });
-    return {
-      add(table: string, n: number) {
-        done += n;
-        bar.increment(n, { table, rate: rate() });
-      },
-      stop: () => bar.stop(),
-    };
-  }
-  let lastLine = 0;
-  let current = '';
-  let inTable = 0;
-  const line = () =>
-    process.stderr.write(`janitor: ${current}: ${inTable} deleted (${done}/${total} rows, ${rate()} rows/s)\n`);
-  return {
-    add(table: string, n: number) {
-      if (current && table !== current) line();
-      if (table !== current) inTable = 0;
-      current = table;
-      inTable += n;
-      done += n;
-      if (performance.now() - lastLine >= 1000) {
-        lastLine = performance.now();
-        line();
-      }
-    },
-    stop() {
-      if (current) line();
-    },
-  };
-}
 
 export function registerJanitor(program: Command): void {
   program
@@ -136,8 +90,13 @@ export function registerJanitor(program: Command): void {
           const janitor = c.oauth2.janitor;
           // `--json` is for programs: no plain progress lines next to it (a terminal still gets the bar).
           const show = o.progress !== false && (process.stderr.isTTY || !o.json);
-          const progress = show ? janitorProgress(await janitor.estimate(opts)) : undefined;
-          const result = await janitor.run({ ...opts, onBatch: (table, n) => progress?.add(table, n) });
+          const progress = show
+            ? startProgress(
+                'janitor',
+                Object.values(await janitor.estimate(opts)).reduce((x, y) => x + y, 0),
+              )
+            : undefined;
+          const result = await janitor.run({ ...opts, onBatch: (table, n) => progress?.add(n, table) });
           progress?.stop();
           if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
           else {

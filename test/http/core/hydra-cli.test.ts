@@ -7,7 +7,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_NETWORK_ID as NID } from '../../../src/core/db/schema.ts';
 import { startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -160,6 +162,41 @@ describe('import oauth2-client and import jwk', () => {
     const g = await runCli(['import', 'jwk', 'imported', garbage, '--alg', 'ES256', '-e', s.adminUrl], {});
     expect(g.code).toBe(1);
     expect(g.stderr.trim()).toBe(`error: ${garbage}: could not decode a private or public key (JWK, PEM or DER)`);
+  });
+});
+
+describe('revoke login-sessions', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => s?.close());
+
+  it('ends every login session of a subject in batches, with plain progress lines off a terminal', async () => {
+    const db = s.container.db;
+    for (let i = 0; i < 5; i++) {
+      await sql`insert into oauth2_login_sessions (nid, id, subject, authenticated_at, remember, expires_at)
+        values (${NID}, ${`ls-alice-${i}`}, 'alice', now(), true, now() + interval '1 hour')`.execute(db);
+    }
+    await sql`insert into oauth2_login_sessions (nid, id, subject, authenticated_at, remember, expires_at)
+      values (${NID}, 'ls-bob', 'bob', now(), true, now() + interval '1 hour')`.execute(db);
+    const r = await runCli(['revoke', 'login-sessions', '--subject', 'alice', s.database.url], {
+      SECRETS_SYSTEM: TEST_SECRET,
+      OAUTH2_SESSION_REVOCATION_BATCH_SIZE: '2',
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('5 login session(s) of "alice" ended; 0 back-channel logout notification(s) queued\n');
+    expect(r.stderr).toMatch(/^revoke login-sessions: 5\/5 rows, \d+ rows\/s$/m);
+    const { rows } = await sql<{ id: string }>`select id from oauth2_login_sessions order by id`.execute(db);
+    expect(rows.map((x) => x.id)).toEqual(['ls-bob']);
+    const none = await runCli(['revoke', 'login-sessions', '--subject', 'alice', s.database.url, '--json'], {
+      SECRETS_SYSTEM: TEST_SECRET,
+    });
+    expect([none.code, none.stderr]).toEqual([0, '']);
+    expect(JSON.parse(none.stdout)).toEqual({ deleted: 0, notified: 0, complete: true });
+    const missing = await runCli(['revoke', 'login-sessions', s.database.url], { SECRETS_SYSTEM: TEST_SECRET });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/required option '--subject <subject>' not specified/);
   });
 });
 
