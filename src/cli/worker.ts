@@ -35,7 +35,10 @@ export function registerWorker(program: Command): void {
           await runner.stop();
           await metrics?.close();
           await c.close();
-          await tracing?.shutdown();
+          // An unreachable collector loses the last spans; that is no reason for a failed exit.
+          await tracing
+            ?.shutdown()
+            .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
         });
         // Announced only now, with the handlers set: a supervisor may stop the worker right after.
         if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
