@@ -296,6 +296,13 @@ export interface DsyncCloudSyncsTable {
   stats: Json<Record<string, unknown>> | null;
 }
 
+/** Failed authentications per hashed key and fixed window (sql/0193, src/core/http/auth-failures.ts). */
+export interface AuthFailuresTable {
+  key: string;
+  window_start: Date;
+  failures: number;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -319,6 +326,7 @@ export interface Database {
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
+  auth_failures: AuthFailuresTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -497,6 +505,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'completed_at',
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
+  auth_failures: ['key', 'window_start', 'failures'],
   dsync_cloud_syncs: [
     'directory_id',
     'lease_owner',

@@ -22,6 +22,8 @@ export interface AppOptions {
   disableHealthLog?: boolean;
   /** Routers of the domains, mounted in order. */
   routers: Router[];
+  /** Middleware run after body parsing, before the routers (e.g. the failed-authentication limiter). */
+  middleware?: Koa.Middleware[];
   /** Max JSON/form body size in bytes (or a size string such as `1mb`). */
   bodyLimit?: number | string;
   /** Other body limits by path prefix (the first match wins), e.g. SCIM on the public listener. */
@@ -130,6 +132,7 @@ export function createApp(o: AppOptions): Koa {
   const byDefault = parser(o.bodyLimit ?? '1mb');
   const byPrefix = (o.bodyLimits ?? []).map((b) => ({ prefix: b.prefix, parse: parser(b.limit) }));
   app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
+  for (const m of o.middleware ?? []) app.use(m);
   for (const r of o.routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());
