@@ -4,6 +4,7 @@ import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRouter } from './core/http/health.ts';
+import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {
@@ -59,6 +60,11 @@ export interface Serving {
   public?: Listening;
   admin?: Listening;
   close(graceMs?: number): Promise<void>;
+  /**
+   * Re-reads the TLS certificates and keys of the listeners that use them (SIGHUP). A listener whose
+   * new pair cannot be loaded keeps its current one; the answer lists one line per listener.
+   */
+  reloadTls(): { listener: ListenerName; ok: boolean; message: string }[];
 }
 
 export async function serve(
@@ -67,9 +73,33 @@ export async function serve(
   ports?: { public?: number; admin?: number; host?: string },
 ): Promise<Serving> {
   const apps = buildApps(c);
+  const tls = {
+    public: which === 'admin' ? undefined : listenerTls(c.config, 'public'),
+    admin: which === 'public' ? undefined : listenerTls(c.config, 'admin'),
+  };
+  // Both pairs are loaded before either listener opens: a bad one stops the start cleanly.
+  const material = {
+    public: tls.public && loadTlsMaterial(tls.public),
+    admin: tls.admin && loadTlsMaterial(tls.admin),
+  };
   const out: Serving = {
     async close(graceMs?: number) {
       await Promise.all([out.public?.close(graceMs), out.admin?.close(graceMs)]);
+    },
+    reloadTls() {
+      const results: { listener: ListenerName; ok: boolean; message: string }[] = [];
+      for (const name of ['public', 'admin'] as const) {
+        const settings = tls[name];
+        const l = out[name];
+        if (!settings || !l?.setTls) continue;
+        try {
+          l.setTls(loadTlsMaterial(settings));
+          results.push({ listener: name, ok: true, message: 'certificate reloaded' });
+        } catch (e) {
+          results.push({ listener: name, ok: false, message: (e as Error).message });
+        }
+      }
+      return results;
     },
   };
   if (which !== 'admin')
@@ -77,6 +107,7 @@ export async function serve(
       apps.public,
       ports?.public ?? c.config.serve.public.port,
       ports?.host ?? c.config.serve.public.host,
+      material.public,
       { maxHeaderSize: c.config.serve.limits.headers },
     );
   if (which !== 'public')
@@ -84,6 +115,7 @@ export async function serve(
       apps.admin,
       ports?.admin ?? c.config.serve.admin.port,
       ports?.host ?? c.config.serve.admin.host,
+      material.admin,
       { maxHeaderSize: c.config.serve.limits.headers },
     );
   return out;

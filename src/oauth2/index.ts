@@ -58,12 +58,18 @@ export function createOAuth2(core: Core): OAuth2 {
     clock,
     log: core.log,
     cache,
+    changes: core.changes,
     broadcastSets: config.webfinger.jwks.broadcast_keys,
   });
   const jwks = createJwkService({ db: core.db, nid, sealer, clock, provider: keys });
-  registerJwkRoutes(publicRouter, adminRouter, { service: jwks, provider: keys, issuer: config.urls.self.issuer });
+  registerJwkRoutes(publicRouter, adminRouter, {
+    service: jwks,
+    provider: keys,
+    issuer: config.urls.self.issuer,
+    changes: core.changes,
+  });
   const discovery = createDiscoveryService(config, keys);
-  registerDiscoveryRoutes(publicRouter, discovery);
+  registerDiscoveryRoutes(publicRouter, discovery, core.changes);
 
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);

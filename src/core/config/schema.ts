@@ -130,6 +130,32 @@ const list = (def: string[], description: string, extra: LeafExtra = {}, item: z
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
   leaf('enum', z.enum(values).default(def as never), description, def);
 
+/**
+ * Hydra's TLS block (`serve.tls`, and per listener `serve.public.tls` / `serve.admin.tls`): a PEM
+ * certificate and key, each from a file (`path`) or inline (`base64` of the PEM).
+ */
+const tlsBlock = (scope: 'shared' | 'public' | 'admin') => {
+  const inherit = scope === 'shared' ? '' : ' (default: the one of `serve.tls`)';
+  return {
+    enabled: leaf(
+      'bool',
+      z.boolean().optional(),
+      scope === 'shared'
+        ? 'TLS on both listeners when a certificate and key are set; `false` serves plain HTTP even then.'
+        : `Overrides \`serve.tls.enabled\` for the ${scope} listener.`,
+      scope === 'shared' ? '(on when cert and key are set)' : '= serve.tls.enabled',
+    ),
+    cert: {
+      path: str('', `PEM certificate (chain) file${inherit}; re-read on SIGHUP.`),
+      base64: str('', `PEM certificate (chain), base64-encoded${inherit}.`),
+    },
+    key: {
+      path: str('', `PEM private key file${inherit}; re-read on SIGHUP.`),
+      base64: str('', `PEM private key, base64-encoded${inherit}.`, { secret: true }),
+    },
+  };
+};
+
 export const spec = {
   dsn: str(
     'memory',
@@ -141,11 +167,14 @@ export const spec = {
     public: {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Public listener interface (empty: all interfaces).'),
+      tls: tlsBlock('public'),
     },
     admin: {
       port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Admin listener interface (empty: all interfaces).'),
+      tls: tlsBlock('admin'),
     },
+    tls: tlsBlock('shared'),
     cookies: {
       same_site_mode: oneOf(['Lax', 'Strict', 'None'], 'Lax', 'SameSite attribute of gatehouse cookies.'),
       domain: str('', 'Domain attribute of gatehouse cookies.'),
@@ -283,6 +312,19 @@ export const spec = {
       bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
     },
     session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    client_jwks: {
+      cache_ttl: dur(
+        '5m',
+        "How long a client's key set fetched from its `jwks_uri` (private_key_jwt, request objects) is reused.",
+      ),
+      min_refetch_interval: dur(
+        '30s',
+        "Least time between two fetches of one client's `jwks_uri` (a failure is remembered this long; an unknown `kid` refetches at most this often).",
+      ),
+    },
+    client_assertion: {
+      max_ttl: dur('1h', 'Refuse private_key_jwt client assertions whose `exp` is further than this in the future.'),
+    },
     session_revocation: {
       batch_size: int(
         100,
@@ -312,6 +354,10 @@ export const spec = {
     dynamic_client_registration: {
       enabled: bool(false, 'Enable OpenID Connect dynamic client registration on the public listener.'),
       default_scope: list(['offline_access', 'offline', 'openid'], 'Scope of clients created without one.'),
+      allow_internal_addresses: bool(
+        false,
+        'Let dynamically registered clients point `jwks_uri`, `request_uris`, `backchannel_logout_uri` and `sector_identifier_uri` at internal addresses (refused by default, at registration and at every request; `clients.http.private_ip_exception_urls` exempts single URLs).',
+      ),
     },
   },
   webfinger: {
@@ -358,7 +404,7 @@ export const spec = {
     jwk_cache: {
       enabled: bool(
         false,
-        'Cache JSON Web Keys in memory, per process. Updates are not pushed into the cache: entries expire after `ttl`.',
+        'TTL cache of JSON Web Keys, per process, used while the process cannot listen for key changes (connection lost, CockroachDB); while it listens, keys are kept until a change is notified whatever this says.',
       ),
       size: int(1000, 'Maximum number of cached keys (whole sets are cached; a set larger than this is not).', 1),
       ttl: dur(
@@ -403,7 +449,11 @@ export const spec = {
   },
   log: {
     level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic'], 'info', 'Log level.'),
-    format: oneOf(['json', 'text', 'json_pretty'], 'json', 'Log format.'),
+    format: oneOf(
+      ['json', 'json_pretty', 'text'],
+      'json',
+      'Log format: one JSON object per line, indented JSON, or `LEVEL time message key=value…` text.',
+    ),
     leak_sensitive_values: bool(false, 'Log values that are normally redacted (never in production).'),
   },
   dsync: {

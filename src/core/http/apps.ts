@@ -4,8 +4,10 @@
  * → body parsing → the domain routers.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import type { TlsMaterial } from './tls.ts';
 import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
@@ -145,6 +147,8 @@ export interface Listening {
   port: number;
   url: string;
   close(graceMs?: number): Promise<void>;
+  /** With TLS: replaces the certificate and key for new connections. */
+  setTls?(m: TlsMaterial): void;
 }
 
 /**
@@ -169,28 +173,33 @@ function onClientError(err: Error & { code?: string }, socket: Duplex): void {
   );
 }
 
+/** Serves `app` on plain HTTP, or HTTPS when `tls` holds a certificate and key. */
 export function listen(
   app: Koa,
   port: number,
   host: string,
+  tls?: TlsMaterial,
   opts: { maxHeaderSize?: number } = {},
 ): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = createServer(
-      { ...(opts.maxHeaderSize ? { maxHeaderSize: opts.maxHeaderSize } : {}) },
-      app.callback(),
-    );
+    const serverOpts = opts.maxHeaderSize ? { maxHeaderSize: opts.maxHeaderSize } : {};
+    const server: Server = tls
+      ? createHttpsServer({ ...serverOpts, cert: tls.cert, key: tls.key }, app.callback())
+      : createHttpServer(serverOpts, app.callback());
     server.on('clientError', onClientError);
-    server.listen({ port, host: host || undefined });
     server.keepAliveTimeout = 5_000;
     server.once('error', reject);
+    server.listen({ port, host: host || undefined });
     server.once('listening', () => {
       const addr = server.address();
       const actual = typeof addr === 'object' && addr ? addr.port : port;
       resolve({
         server,
         port: actual,
-        url: `http://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
+        url: `${tls ? 'https' : 'http'}://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
+        ...(tls
+          ? { setTls: (m: TlsMaterial) => (server as HttpsServer).setSecureContext({ cert: m.cert, key: m.key }) }
+          : {}),
         close: (graceMs = 10_000) =>
           new Promise<void>((res) => {
             // Stop accepting, let in-flight requests finish, then drop what is left.

@@ -34,6 +34,7 @@ const TABLES: Record<JanitorTarget, ExpiringTable[]> = {
   requests: [
     { table: 'oauth2_flows', key: 'consent_request_id', age: 'requested_at' },
     { table: 'oauth2_used_consents', key: 'consent_request_id', age: null },
+    { table: 'oauth2_used_verifiers', key: 'id', age: null },
   ],
   sessions: [{ table: 'oauth2_login_sessions', key: 'id', age: 'authenticated_at' }],
   jtis: [{ table: 'oauth2_jti_blacklist', key: 'signature', age: null }],

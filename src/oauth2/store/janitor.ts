@@ -15,6 +15,7 @@ export interface ExpiringTable {
     | 'oauth2_refresh_tokens'
     | 'oauth2_flows'
     | 'oauth2_used_consents'
+    | 'oauth2_used_verifiers'
     | 'oauth2_login_sessions'
     | 'oauth2_jti_blacklist'
     | 'oauth2_trusted_jwt_bearer_issuers';
