@@ -110,6 +110,8 @@ describe('POST /oauth2/token', () => {
         ] as Array<[string, string]>,
       })),
     fc.constant({ headers: {}, fields: [['client_id', '$PUB']] as Array<[string, string]> }),
+    // The right credentials: the grant's own checks must refuse the junk that follows.
+    fc.constant({ headers: { authorization: '$CONF_BASIC' }, fields: [] as Array<[string, string]> }),
     wrong.map((id) => ({ headers: {}, fields: [['client_id', id]] as Array<[string, string]> })),
   );
   const grant = fc.oneof(
@@ -120,7 +122,7 @@ describe('POST /oauth2/token', () => {
       code_verifier: junk,
     }),
     fc.record({ grant_type: fc.constant('refresh_token'), refresh_token: junk, scope: junk }),
-    fc.record({ grant_type: fc.constant('client_credentials'), scope: junk, audience: junk }),
+    fc.record({ grant_type: fc.constant('client_credentials'), scope: wrong, audience: junk }),
     fc.record({ grant_type: fc.constant('urn:ietf:params:oauth:grant-type:jwt-bearer'), assertion: junk, scope: junk }),
     fc.record({ grant_type: junk }),
     fc.record({ grant_type: fc.constantFrom('password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code') }),
