@@ -5,10 +5,12 @@
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { TestServer } from './apps.ts';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 0);
+// A long run (FUZZ_RUNS) is bounded by its count only: lift the per-test timeout of the files that fuzz.
+if (runs > 0) vi.setConfig({ testTimeout: 60 * 60_000 });
 /** Bounded by default (the suites run in `npm test`); `FUZZ_RUNS` raises the count and lifts the time bound. */
 export function fuzzParams(defaultRuns: number, timeLimitMs = 8_000): fc.Parameters<unknown> {
   return {
