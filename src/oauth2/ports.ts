@@ -15,7 +15,10 @@ export type LifespanKey =
   | 'jwt_bearer_grant_access_token_lifespan'
   | 'refresh_token_grant_id_token_lifespan'
   | 'refresh_token_grant_access_token_lifespan'
-  | 'refresh_token_grant_refresh_token_lifespan';
+  | 'refresh_token_grant_refresh_token_lifespan'
+  | 'device_authorization_grant_id_token_lifespan'
+  | 'device_authorization_grant_access_token_lifespan'
+  | 'device_authorization_grant_refresh_token_lifespan';
 
 export interface FlowClient {
   id: string;

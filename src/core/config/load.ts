@@ -35,6 +35,10 @@ function coerceEnv(leaf: LeafInfo, raw: string): { value?: unknown; problem?: st
   switch (leaf.node.kind) {
     case 'int':
       return /^-?\d+$/.test(v) ? { value: Number(v) } : { problem: `expected an integer, got ${JSON.stringify(raw)}` };
+    case 'number':
+      return /^-?\d+(\.\d+)?$/.test(v)
+        ? { value: Number(v) }
+        : { problem: `expected a number, got ${JSON.stringify(raw)}` };
     case 'bool':
       if (TRUE.has(v.toLowerCase())) return { value: true };
       if (FALSE.has(v.toLowerCase())) return { value: false };
@@ -217,6 +221,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const warn = opts.warn ?? ((line: string) => process.stderr.write(`config warning: ${line}\n`));
   for (const w of warnings) warn(`${w} is a Hydra setting that gatehouse does not implement; ignored`);
   const cfg = structuredClone(parsed.data) as Config;
+  if (cfg.tracing.provider === 'jaeger' || cfg.tracing.provider === 'zipkin') {
+    warn(
+      `tracing.provider: ${cfg.tracing.provider} is a Hydra tracing provider that gatehouse does not implement; tracing is off (use otel, which Jaeger and Zipkin collectors accept over OTLP)`,
+    );
+  }
   const more = crossChecks(cfg);
   if (more.length) throw new ConfigError(more);
   return deriveDefaults(cfg);
@@ -284,6 +293,8 @@ function crossChecks(c: Config): string[] {
     'id_token',
     'auth_code',
     'authentication_session',
+    'device_user_code',
+    'vc_nonce',
   ] as const) {
     if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
   }
@@ -294,6 +305,14 @@ function crossChecks(c: Config): string[] {
       if (!(e instanceof ConfigError)) throw e;
       out.push(...e.problems);
     }
+  }
+  const uc = c.oauth2.device_authorization.user_code;
+  if (uc.length !== 0 && uc.length < 6) out.push('oauth2.device_authorization.user_code.length: must be at least 6');
+  if (uc.character_set !== '' && new Set(uc.character_set).size < 8) {
+    out.push('oauth2.device_authorization.user_code.character_set: must hold at least 8 distinct characters');
+  }
+  if (c.oauth2.device_authorization.token_polling_interval < 1000) {
+    out.push('oauth2.device_authorization.token_polling_interval: must be at least 1s');
   }
   const salt = c.oidc.subject_identifiers.pairwise.salt;
   if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
@@ -329,6 +348,10 @@ function deriveDefaults(c: Config): Config {
     logout: c.urls.logout || fallback('logout'),
     error: c.urls.error || fallback('error'),
     post_logout_redirect: c.urls.post_logout_redirect || fallback('logout/callback'),
+    device: {
+      verification: c.urls.device.verification || fallback('device'),
+      success: c.urls.device.success || fallback('device/done'),
+    },
   };
   if (!c.dsync.external_url) m.dsync = { ...c.dsync, external_url: pub.replace(/\/$/, '') };
   else m.dsync = { ...c.dsync, external_url: c.dsync.external_url.replace(/\/$/, '') };

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 
-export type LeafKind = 'string' | 'int' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
+export type LeafKind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
 
 export interface Leaf<S extends z.ZodType = z.ZodType> {
   readonly leaf: true;
@@ -155,6 +155,29 @@ const tlsBlock = (scope: 'shared' | 'public' | 'admin') => {
     },
   };
 };
+/** `serve.<listener>.cors`: Hydra's keys and defaults (rs/cors options). */
+const cors = (listener: 'public' | 'admin') => ({
+  enabled: bool(false, `Answer CORS requests on the ${listener} listener.`),
+  allowed_origins: list(
+    [],
+    'Allowed origins (empty: every origin). `*` matches within one DNS label (`https://*.example.com`), `https://*` any https origin; a wildcard that is not a whole label is ignored.',
+  ),
+  allowed_methods: list(
+    ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'HEAD', 'OPTIONS', 'TRACE'],
+    'Methods a cross-origin request may use.',
+  ),
+  allowed_headers: list(
+    ['Accept', 'Content-Type', 'Content-Length', 'Accept-Language', 'Content-Language', 'Authorization'],
+    'Request headers a cross-origin request may send.',
+  ),
+  exposed_headers: list(
+    ['Cache-Control', 'Expires', 'Last-Modified', 'Pragma', 'Content-Length', 'Content-Language', 'Content-Type'],
+    'Response headers the browser exposes to the calling script.',
+  ),
+  allow_credentials: bool(true, 'Send `Access-Control-Allow-Credentials: true`.'),
+  max_age: int(0, 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`; 0: not sent).'),
+  debug: bool(false, 'Log every CORS decision (debug level).'),
+});
 
 export const spec = {
   dsn: str(
@@ -168,11 +191,13 @@ export const spec = {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Public listener interface (empty: all interfaces).'),
       tls: tlsBlock('public'),
+      cors: cors('public'),
     },
     admin: {
       port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Admin listener interface (empty: all interfaces).'),
       tls: tlsBlock('admin'),
+      cors: cors('admin'),
     },
     tls: tlsBlock('shared'),
     cookies: {
@@ -184,6 +209,7 @@ export const spec = {
         session: str('ory_hydra_session', 'Name of the login session cookie.'),
         login_csrf: str('ory_hydra_login_csrf', 'Name prefix of the login CSRF cookie.'),
         consent_csrf: str('ory_hydra_consent_csrf', 'Name prefix of the consent CSRF cookie.'),
+        device_csrf: str('ory_hydra_device_csrf', 'Name of the device verification CSRF cookie.'),
       },
     },
     request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
@@ -226,6 +252,13 @@ export const spec = {
     logout: url('Logout UI.', '`<public>/oauth2/fallbacks/logout`'),
     error: url('Error page.', '`<public>/oauth2/fallbacks/error`'),
     post_logout_redirect: url('Default target after logout.', '`<public>/oauth2/fallbacks/logout/callback`'),
+    device: {
+      verification: url(
+        'Device verification UI: asks for the user code (gets `device_challenge`).',
+        '`<public>/oauth2/fallbacks/device`',
+      ),
+      success: url('Shown after a device was authorized.', '`<public>/oauth2/fallbacks/device/done`'),
+    },
   },
   secrets: {
     system: list(
@@ -254,6 +287,8 @@ export const spec = {
     id_token: dur('1h', 'ID token lifetime.'),
     auth_code: dur('10m', 'Authorization code lifetime.'),
     authentication_session: dur('720h', 'Remembered login session lifetime (at most 180 days).'),
+    vc_nonce: dur('1h', 'Lifetime of the `c_nonce` a verifiable-credential proof must carry.'),
+    device_user_code: dur('10m', 'Lifetime of device codes and user codes (device authorization grant).'),
   },
   strategies: {
     access_token: oneOf(['opaque', 'jwt'], 'opaque', 'Access token format; a client’s `access_token_strategy` wins.'),
@@ -340,6 +375,21 @@ export const spec = {
         1,
       ),
       timeout: dur('10s', 'Timeout of one back-channel logout request.'),
+    },
+    device_authorization: {
+      token_polling_interval: dur(
+        '5s',
+        'Minimum interval between two polls of one device code (`interval`; faster polls get `slow_down`).',
+      ),
+      user_code: {
+        entropy_preset: oneOf(
+          ['high', 'medium', 'low'],
+          'high',
+          'User code length and alphabet: `high` 8 of 50 unambiguous letters and digits, `medium` 8 upper-case letters, `low` 9 digits.',
+        ),
+        length: int(0, 'User code length (at least 6; 0: the preset’s).'),
+        character_set: str('', 'User code alphabet (at least 8 characters; empty: the preset’s).'),
+      },
     },
     token_hook: hook(
       'Token hook: called before the token endpoint issues tokens (every grant); its answer replaces the custom claims (see Tokens). A URL, or `{url, auth: {type: api_key, config: {in: header|cookie, name, value}}}` (in the environment as JSON); off when empty.',
@@ -442,6 +492,54 @@ export const spec = {
       '10s',
       'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
     ),
+    metrics: {
+      port: int(
+        0,
+        'Port on which `gatehouse worker` serves Prometheus metrics at `/metrics/prometheus` (0: off).',
+        0,
+        65535,
+      ),
+      host: str('', 'Interface of the worker metrics listener (empty: all interfaces).'),
+    },
+  },
+  tracing: {
+    provider: oneOf(
+      ['', 'otel', 'jaeger', 'zipkin'],
+      '',
+      "Tracing backend (Hydra's key): `otel` sends OpenTelemetry spans over OTLP/HTTP; empty: off. Hydra's `jaeger` and `zipkin` are accepted with a warning and leave tracing off.",
+    ),
+    service_name: str('gatehouse', 'Service name of the spans (`service.name`).'),
+    providers: {
+      otlp: {
+        server_url: str(
+          'localhost:4318',
+          'OTLP/HTTP endpoint, `host:port` as in Hydra (spans go to `/v1/traces`); a full URL is accepted too.',
+        ),
+        insecure: bool(false, 'Use plain HTTP instead of HTTPS for `server_url`.'),
+        sampling: {
+          sampling_ratio: leaf(
+            'number',
+            z.number().min(0).max(1).default(1),
+            'Share of new traces sampled (0 to 1); requests that carry a sampled `traceparent` are always traced.',
+            '1',
+          ),
+        },
+      },
+    },
+  },
+  metrics: {
+    enabled: bool(
+      true,
+      'Record the request, token, SCIM, webhook and query metrics served at `/admin/metrics/prometheus` (off: process, pool and job metrics only).',
+    ),
+  },
+  audit: {
+    enabled: bool(
+      false,
+      'Write audit events as rows of `audit_events` (in the transaction of the change) readable at `GET /admin/audit/events`; they are span events either way.',
+    ),
+    retention: dur('2160h', 'How long audit rows are kept (purged hourly in batches; `0`: kept forever).'),
+    purge_batch_size: int(1000, 'Audit rows deleted per purge transaction.', 1),
   },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
@@ -462,6 +560,13 @@ export const spec = {
       secret: true,
       aliases: ['JACKSON_API_KEYS'],
     }),
+    api: {
+      listener: oneOf(
+        ['admin', 'public', 'both'],
+        'admin',
+        'Where `/api/v1/dsync` is served: the admin listener, the public one (one base URL for SCIM, the Google callback and the API, as Jackson) or both. `Authorization: Api-Key` is required on each.',
+      ),
+    },
     webhook_batch_size: int(
       0,
       'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).',
@@ -475,6 +580,22 @@ export const spec = {
       timeout: dur('20s', 'Timeout of one webhook request.'),
     },
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
+    debug_webhooks: bool(
+      false,
+      'Log every webhook body and the receiver’s answer at info (secrets, tokens and e-mail addresses redacted).',
+    ),
+    page_limit: int(
+      50,
+      'The default and largest page of every directory-sync list (Jackson’s `db.pageLimit`).',
+      1,
+      10000,
+    ),
+    events: {
+      retention: dur(
+        '720h',
+        'How long directory-sync events (and their delivered outbox rows) are kept; purged in bounded batches by the crontab task `dsync_events_purge`.',
+      ),
+    },
     webhook_url: url(
       'Global webhook for directory lifecycle events (`dsync.created`, `dsync.deleted`, `dsync.activated`, `dsync.deactivated`); off when empty.',
       '""',

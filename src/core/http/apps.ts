@@ -1,7 +1,7 @@
 /**
  * The public and admin Koa apps. The middleware order lives here and nowhere else:
  * request id + child logger → request log → error rendering → path normalisation → cache headers
- * → body parsing → the domain routers.
+ * → body parsing → CORS (preflights end there) → the domain routers.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -12,7 +12,11 @@ import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, type ErrorFamily } from '../errors.ts';
+import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import type { Logger } from '../log.ts';
+import { observeHttp } from '../observability/metrics.ts';
+import { runInScope } from '../observability/scope.ts';
+import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
 import { errorMiddleware } from './errors.ts';
 
 export type Listener = 'public' | 'admin';
@@ -34,32 +38,62 @@ export interface AppOptions {
   urlLimit?: number;
   /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
   errorFamilies?: ReadonlyArray<{ prefix: string; family: ErrorFamily }>;
+  /** `serve.<listener>.cors`; off when absent. */
+  cors?: CorsConfig;
+  /** Routes that also allow the origins of the client behind the request. */
+  perClientCors?: PerClientCors;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context, next: Next) => {
     const given = ctx.get('x-request-id');
     const id = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
     ctx.state.log = log.child({ requestId: id, listener: kind });
     ctx.set('X-Request-Id', id);
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      if (!(disableHealthLog && ctx.path.includes('/health/'))) {
-        const fields = {
-          method: ctx.method,
-          path: ctx.path, // never the query string: it may carry tokens or challenges
-          status: ctx.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-        };
-        if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
-        else ctx.state.log.info(fields, 'request completed');
-      }
-    }
+    // One scope (request id, actor) and one server span per request; the span is renamed to the
+    // route template once routing has matched (never the raw path: it may carry ids).
+    return runInScope({ requestId: id, listener: kind }, () =>
+      inSpan(
+        `${ctx.method} ${kind}`,
+        {
+          kind: SpanKind.SERVER,
+          parent: contextFromHeaders(ctx.headers),
+          attributes: { 'http.request.method': ctx.method, 'gatehouse.listener': kind, 'gatehouse.request_id': id },
+        },
+        async (span) => {
+          try {
+            await next();
+          } finally {
+            const ms = performance.now() - started;
+            const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+            const template = typeof route === 'string' ? route : undefined;
+            observeHttp(kind, template, ctx.method, ctx.status, ms);
+            if (span.isRecording()) {
+              if (template) {
+                span.updateName(`${ctx.method} ${template}`);
+                span.setAttribute('http.route', template);
+              }
+              span.setAttribute('http.response.status_code', ctx.status);
+              if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            }
+            if (!(disableHealthLog && ctx.path.includes('/health/'))) {
+              const fields = {
+                method: ctx.method,
+                path: ctx.path, // never the query string: it may carry tokens or challenges
+                status: ctx.status,
+                ms: Math.round(ms * 10) / 10,
+              };
+              if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
+              else ctx.state.log.info(fields, 'request completed');
+            }
+          }
+        },
+      ),
+    );
   };
 }
 
@@ -134,6 +168,8 @@ export function createApp(o: AppOptions): Koa {
   const byDefault = parser(o.bodyLimit ?? '1mb');
   const byPrefix = (o.bodyLimits ?? []).map((b) => ({ prefix: b.prefix, parse: parser(b.limit) }));
   app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
+  // After body parsing (per-client origins read the form's client_id); preflights end here.
+  if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
   for (const m of o.middleware ?? []) app.use(m);
   for (const r of o.routers) {
     app.use(r.routes());

@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
+import { audit, auditEnabled } from '../../core/audit/events.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
 import { clientGrantTypes } from '../ports.ts';
@@ -17,8 +18,15 @@ import { insertAccessToken, insertCode, insertRefreshToken, type TokenRecord } f
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
+import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
 
-export type GrantKind = 'authorization_code' | 'implicit' | 'refresh_token' | 'client_credentials' | 'jwt_bearer';
+export type GrantKind =
+  | 'authorization_code'
+  | 'implicit'
+  | 'refresh_token'
+  | 'client_credentials'
+  | 'jwt_bearer'
+  | 'device_authorization';
 type TokenKind = 'access_token' | 'id_token' | 'refresh_token';
 
 export interface Grant {
@@ -60,6 +68,9 @@ export interface TokenResponse {
   scope: string;
   refresh_token?: string;
   id_token?: string;
+  /** OpenID for Verifiable Credential Issuance (draft 00): with `openid` and `userinfo_credential_draft_00`. */
+  c_nonce_draft_00?: string;
+  c_nonce_expires_in_draft_00?: number;
 }
 
 export interface IssuerDeps {
@@ -69,6 +80,8 @@ export interface IssuerDeps {
   sessions: SessionCodec;
   /** `oauth2.token_hook`, run by `prepareTokenResponse` before anything is signed. */
   hook?: TokenHook;
+  /** Verifiable-credential nonces for grants holding `openid` and `userinfo_credential_draft_00`. */
+  vcNonces?: VcNonces;
 }
 
 /** `at_hash` / `c_hash`: left half of the hash named by the JWS alg, base64url (OIDC Core §3.1.3.6). */
@@ -210,12 +223,27 @@ export function createTokenIssuer(d: IssuerDeps) {
     if (userGrant && grant.grantedScope.includes('openid')) {
       response.id_token = await idToken(grant, kind, { accessToken: at.token });
     }
+    if (d.vcNonces && at.row && grant.grantedScope.includes('openid') && grant.grantedScope.includes(VC_SCOPE)) {
+      response.c_nonce_draft_00 = await d.vcNonces.issue(at.signature);
+      response.c_nonce_expires_in_draft_00 = Math.round(d.vcNonces.lifespanMs / 1000);
+    }
     return {
       response,
       accessSignature: at.signature,
       async save(db) {
-        if (at.row) await insertAccessToken(db, at.row);
-        if (rt) await insertRefreshToken(db, rt.row);
+        const write = async (x: Executor) => {
+          if (at.row) await insertAccessToken(x, at.row);
+          if (rt) await insertRefreshToken(x, rt.row);
+          await audit(x, {
+            type: kind === 'refresh_token' ? 'oauth2.tokens.refreshed' : 'oauth2.tokens.issued',
+            actor: { kind: 'client', id: grant.client.id },
+            target: { kind: 'grant', id: grant.requestId },
+            details: { grant: kind, subject: grant.session.subject, refresh_token_issued: !!rt },
+          });
+        };
+        // The audit row commits with the token rows (machine grants are not in a transaction otherwise).
+        if (auditEnabled() && !db.isTransaction) await db.transaction().execute(write);
+        else await write(db);
       },
     };
   }
