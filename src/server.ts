@@ -2,6 +2,7 @@
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
+import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { auditRouter } from './core/audit/routes.ts';
 import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
@@ -15,6 +16,13 @@ export interface Apps {
 export function buildApps(c: Container): Apps {
   const version = `v${VERSION}`;
   const limits = c.config.serve.limits;
+  const fa = c.config.rate_limit.failed_auth;
+  const failedAuth = {
+    enabled: fa.enabled,
+    window: fa.window,
+    perCredential: fa.per_credential,
+    perAddress: fa.per_address,
+  };
   const common = {
     log: c.log,
     urlLimit: limits.url,
@@ -37,6 +45,7 @@ export function buildApps(c: Container): Apps {
       ...common,
       kind: 'public',
       bodyLimit: limits.body.public,
+      middleware: [failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth), failedAuth)],
       bodyLimits: c.dsync.errorFamilies.public
         .filter((f) => f.family === 'scim')
         .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),

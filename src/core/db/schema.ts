@@ -349,6 +349,13 @@ export interface DsyncCloudSyncsTable {
   stats: Json<Record<string, unknown>> | null;
 }
 
+/** Failed authentications per hashed key and fixed window (sql/0193, src/core/http/auth-failures.ts). */
+export interface AuthFailuresTable {
+  key: string;
+  window_start: Date;
+  failures: number;
+}
+
 export interface AuditEventsTable {
   id: Generated<number>;
   time: Generated<Date>;
@@ -391,6 +398,7 @@ export interface Database {
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
+  auth_failures: AuthFailuresTable;
   audit_events: AuditEventsTable;
 }
 
@@ -617,6 +625,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'completed_at',
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
+  auth_failures: ['key', 'window_start', 'failures'],
   dsync_cloud_syncs: [
     'directory_id',
     'lease_owner',
