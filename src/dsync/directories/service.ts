@@ -65,6 +65,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       googleAccessToken: openField(r.id, 'google_access_token', r.google_access_token),
       googleRefreshToken: openField(r.id, 'google_refresh_token', r.google_refresh_token),
       googleDomain: r.google_domain,
+      googleCustomerId: r.google_customer_id,
       googleAccessTokenExpiresAt: r.google_access_token_expires_at,
       createdAt: r.created_at,
     };
@@ -267,7 +268,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
    */
   async function setGoogleTokens(
     id: string,
-    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string },
+    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string; customerId?: string },
     db: Executor = o.db,
   ): Promise<Directory | undefined> {
     if (!isUuid(id)) return undefined;
@@ -279,6 +280,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         ? { google_refresh_token: sealField(key, 'google_refresh_token', t.refreshToken) }
         : {}),
       ...(t.domain !== undefined ? { google_domain: t.domain } : {}),
+      ...(t.customerId !== undefined ? { google_customer_id: t.customerId } : {}),
       updated_at: o.clock.now(),
     });
     return row && fromRow(row);
