@@ -112,7 +112,11 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   if (config.secrets.system.length === 0) {
     config = { ...config, secrets: { ...config.secrets, system: [devSecret(config.db.memory.dir, log)] } };
   }
-  const handle = createDatabase(url, { max: config.db.pool.max, log });
+  const handle = createDatabase(url, {
+    max: config.db.pool.max,
+    connectTimeoutMs: config.db.pool.connect_timeout,
+    log,
+  });
   try {
     if (o.checkDialect) await checkDialect(handle.pool, dsn.kind);
     if (o.autoMigrate ?? dsn.kind === 'memory') {

@@ -130,6 +130,32 @@ const list = (def: string[], description: string, extra: LeafExtra = {}, item: z
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
   leaf('enum', z.enum(values).default(def as never), description, def);
 
+/**
+ * Hydra's TLS block (`serve.tls`, and per listener `serve.public.tls` / `serve.admin.tls`): a PEM
+ * certificate and key, each from a file (`path`) or inline (`base64` of the PEM).
+ */
+const tlsBlock = (scope: 'shared' | 'public' | 'admin') => {
+  const inherit = scope === 'shared' ? '' : ' (default: the one of `serve.tls`)';
+  return {
+    enabled: leaf(
+      'bool',
+      z.boolean().optional(),
+      scope === 'shared'
+        ? 'TLS on both listeners when a certificate and key are set; `false` serves plain HTTP even then.'
+        : `Overrides \`serve.tls.enabled\` for the ${scope} listener.`,
+      scope === 'shared' ? '(on when cert and key are set)' : '= serve.tls.enabled',
+    ),
+    cert: {
+      path: str('', `PEM certificate (chain) file${inherit}; re-read on SIGHUP.`),
+      base64: str('', `PEM certificate (chain), base64-encoded${inherit}.`),
+    },
+    key: {
+      path: str('', `PEM private key file${inherit}; re-read on SIGHUP.`),
+      base64: str('', `PEM private key, base64-encoded${inherit}.`, { secret: true }),
+    },
+  };
+};
+
 export const spec = {
   dsn: str(
     'memory',
@@ -141,11 +167,14 @@ export const spec = {
     public: {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Public listener interface (empty: all interfaces).'),
+      tls: tlsBlock('public'),
     },
     admin: {
       port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Admin listener interface (empty: all interfaces).'),
+      tls: tlsBlock('admin'),
     },
+    tls: tlsBlock('shared'),
     cookies: {
       same_site_mode: oneOf(['Lax', 'Strict', 'None'], 'Lax', 'SameSite attribute of gatehouse cookies.'),
       domain: str('', 'Domain attribute of gatehouse cookies.'),
@@ -158,6 +187,32 @@ export const spec = {
       },
     },
     request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
+    limits: {
+      body: {
+        public: int(
+          65536,
+          'Largest request body in bytes on the public listener (OAuth 2.0 forms, dynamic registration); larger is 413 (see Security: Limits).',
+          1024,
+        ),
+        admin: int(
+          1048576,
+          'Largest request body in bytes on the admin listener (admin API, directory sync API).',
+          1024,
+        ),
+        scim: int(1048576, 'Largest SCIM request body in bytes (identity providers).', 1024),
+      },
+      url: int(8192, 'Longest request target (path and query) in bytes; longer is 414.', 256),
+      headers: int(
+        16384,
+        'Largest size in bytes of the request line and headers together; larger is 431 (Node.js `maxHeaderSize`).',
+        1024,
+      ),
+      request_object: int(
+        65536,
+        'Largest OpenID Connect request object (`request`, or what `request_uri` returns) in bytes; larger is `invalid_request_object`.',
+        1024,
+      ),
+    },
   },
   urls: {
     self: {
@@ -339,7 +394,13 @@ export const spec = {
   },
   db: {
     memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
-    pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
+    pool: {
+      max: int(10, 'Maximum PostgreSQL connections per process.', 1),
+      connect_timeout: dur(
+        '5s',
+        'How long a request waits for a PostgreSQL connection (a free pooled one or a new one) before it is answered 503 (see Security: Database outages). `0` waits without limit.',
+      ),
+    },
     jwk_cache: {
       enabled: bool(
         false,
@@ -371,7 +432,11 @@ export const spec = {
   },
   log: {
     level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic'], 'info', 'Log level.'),
-    format: oneOf(['json', 'text', 'json_pretty'], 'json', 'Log format.'),
+    format: oneOf(
+      ['json', 'json_pretty', 'text'],
+      'json',
+      'Log format: one JSON object per line, indented JSON, or `LEVEL time message key=value…` text.',
+    ),
     leak_sensitive_values: bool(false, 'Log values that are normally redacted (never in production).'),
   },
   dsync: {

@@ -62,7 +62,7 @@ async function resolveTarget(d: PipelineDeps, input: Record<string, string>, tar
   target.state = input.state ?? '';
   const client = input.client_id ? await d.clients.get(input.client_id) : undefined;
   if (!client) throw oauth2Error('invalid_client', { hint: 'The requested OAuth 2.0 Client does not exist.' });
-  const params = await applyRequestObject(d.outbound, client, input, d.now());
+  const params = await applyRequestObject(d.outbound, client, input, d.now(), d.config.serve.limits.request_object);
   target.state = params.state ?? '';
   const givenMode = parseResponseMode(params.response_mode);
   if (givenMode) target.responseMode = givenMode;

@@ -120,6 +120,7 @@ export async function applyRequestObject(
   client: FlowClient,
   params: Record<string, string>,
   now: Date,
+  maxBytes = 65536,
 ): Promise<Record<string, string>> {
   const scope = splitSpaces(params.scope);
   if (!scope.includes('openid') || (!params.request && !params.request_uri)) return params;
@@ -143,6 +144,8 @@ export async function applyRequestObject(
   const jwt = params.request_uri
     ? await fetchRequestObject(outbound, client, params.request_uri)
     : (params.request as string);
+  if (Buffer.byteLength(jwt) > maxBytes)
+    throw oauth2Error('invalid_request_object', { hint: `The request object is larger than ${maxBytes} bytes.` });
   const claims = await claimsOf(outbound, client, jwt, now);
   checkBinding(claims, params);
   const out = { ...params };
