@@ -1,3 +1,4 @@
+-- gatehouse:required-by-code
 -- The Google Workspace a directory is connected to (the `customerId` Google reports for its users),
 -- recorded when an authorization completes. A later authorization by an administrator of another
 -- Workspace is refused unless the operator's authorization link allows replacing it, so a leaked
