@@ -1,4 +1,3 @@
--- gatehouse:required-by-code
 -- Login and consent verifiers are usable once: the first use records the flow's id here
 -- (`login:<login challenge id>` or `consent:<consent request id>`), with the time the verifier
 -- stops being valid anyway (requested_at + ttl.login_consent_request); the janitor deletes the row
@@ -12,6 +11,3 @@ CREATE TABLE oauth2_used_verifiers (
 );
 
 CREATE INDEX oauth2_used_verifiers_expires_idx ON oauth2_used_verifiers (nid, expires_at);
-
--- gatehouse:down
-DROP TABLE oauth2_used_verifiers;
