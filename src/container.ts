@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Config } from './core/config/load.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
 import { createDatabase } from './core/db/client.ts';
 import { checkDialect } from './core/db/dialect.ts';
 import { type ParsedDsn, parseDsn } from './core/db/dsn.ts';
@@ -46,6 +47,8 @@ export interface Core {
     oauth2Dynamic: SafeFetch;
     dsync: SafeFetch;
   };
+  /** Change notifications from other processes (prepared documents, key caches); listens on first use. */
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -133,6 +136,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
     ? oauth2
     : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
+  const changes = createChangeFeed({ url, log });
   const core: Core = {
     config,
     log,
@@ -142,7 +146,9 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     pool: handle.pool,
     embedded,
     fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
+    changes,
     async close() {
+      await changes.close();
       await handle.destroy();
       await embedded?.stop();
     },

@@ -34,6 +34,8 @@ export function buildApps(c: Container): Apps {
       bodyLimits: c.dsync.errorFamilies.public
         .filter((f) => f.family === 'scim')
         .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
+      cors: c.config.serve.public.cors,
+      perClientCors: c.oauth2.cors,
       routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
       errorFamilies: c.dsync.errorFamilies.public,
     }),
@@ -41,6 +43,7 @@ export function buildApps(c: Container): Apps {
       ...common,
       kind: 'admin',
       bodyLimit: limits.body.admin,
+      cors: c.config.serve.admin.cors,
       routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),

@@ -1,7 +1,7 @@
 /**
  * Hydra's fallback pages on the public listener, shown when a `urls.*` key is not set: the login,
- * consent and logout UIs (200, "configuration key … is not set"), the post-logout page ("You logged
- * out successfully!") and the error page (500, listing `error`, `error_description`, `error_hint`,
+ * consent, logout and device verification UIs (200, "configuration key … is not set"), the
+ * post-logout page ("You logged out successfully!"), the device success page and the error page (500, listing `error`, `error_description`, `error_hint`,
  * `error_debug` from the query). Every value is HTML-escaped.
  */
 import type Router from '@koa/router';
@@ -42,6 +42,15 @@ export function registerFallbackRoutes(router: Router): void {
       'urls.post_logout_redirect',
       'You logged out successfully!',
       'The Default Post Logout URL is not set which is why you are seeing this fallback page. Your log out request however succeeded.',
+    ),
+  );
+  router.get('/oauth2/fallbacks/device', fallback('urls.device.verification'));
+  router.get(
+    '/oauth2/fallbacks/device/done',
+    fallback(
+      'urls.device.success',
+      'You successfully authenticated on your device!',
+      'The Default Post Device URL is not set which is why you are seeing this fallback page. Your device login request however succeeded.',
     ),
   );
   router.get('/oauth2/fallbacks/error', async (ctx) => {

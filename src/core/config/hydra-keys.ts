@@ -10,9 +10,6 @@
  * this list anyway.
  */
 export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
-  // CORS of the listeners (Hydra's `serve.{public,admin}.cors.*`).
-  'serve.public.cors',
-  'serve.admin.cors',
   // OpenTelemetry tracing (`tracing.provider`, `tracing.providers.{jaeger,zipkin,otlp}.*`, …).
   'tracing',
   // Listener details.
@@ -27,10 +24,6 @@ export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
   'serve.admin.tls.allow_termination_from',
   'serve.cookies.same_site_legacy_workaround',
   'serve.cookies.names.device_csrf',
-  // Device authorization grant (RFC 8628).
-  'urls.device',
-  'ttl.device_user_code',
-  'oauth2.device_authorization',
   // Others.
   'urls.identity_provider',
   'oauth2.refresh_token_hook',

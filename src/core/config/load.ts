@@ -284,6 +284,8 @@ function crossChecks(c: Config): string[] {
     'id_token',
     'auth_code',
     'authentication_session',
+    'device_user_code',
+    'vc_nonce',
   ] as const) {
     if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
   }
@@ -294,6 +296,14 @@ function crossChecks(c: Config): string[] {
       if (!(e instanceof ConfigError)) throw e;
       out.push(...e.problems);
     }
+  }
+  const uc = c.oauth2.device_authorization.user_code;
+  if (uc.length !== 0 && uc.length < 6) out.push('oauth2.device_authorization.user_code.length: must be at least 6');
+  if (uc.character_set !== '' && new Set(uc.character_set).size < 8) {
+    out.push('oauth2.device_authorization.user_code.character_set: must hold at least 8 distinct characters');
+  }
+  if (c.oauth2.device_authorization.token_polling_interval < 1000) {
+    out.push('oauth2.device_authorization.token_polling_interval: must be at least 1s');
   }
   const salt = c.oidc.subject_identifiers.pairwise.salt;
   if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
@@ -329,6 +339,10 @@ function deriveDefaults(c: Config): Config {
     logout: c.urls.logout || fallback('logout'),
     error: c.urls.error || fallback('error'),
     post_logout_redirect: c.urls.post_logout_redirect || fallback('logout/callback'),
+    device: {
+      verification: c.urls.device.verification || fallback('device'),
+      success: c.urls.device.success || fallback('device/done'),
+    },
   };
   if (!c.dsync.external_url) m.dsync = { ...c.dsync, external_url: pub.replace(/\/$/, '') };
   else m.dsync = { ...c.dsync, external_url: c.dsync.external_url.replace(/\/$/, '') };

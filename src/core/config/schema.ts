@@ -155,6 +155,29 @@ const tlsBlock = (scope: 'shared' | 'public' | 'admin') => {
     },
   };
 };
+/** `serve.<listener>.cors`: Hydra's keys and defaults (rs/cors options). */
+const cors = (listener: 'public' | 'admin') => ({
+  enabled: bool(false, `Answer CORS requests on the ${listener} listener.`),
+  allowed_origins: list(
+    [],
+    'Allowed origins (empty: every origin). `*` matches within one DNS label (`https://*.example.com`), `https://*` any https origin; a wildcard that is not a whole label is ignored.',
+  ),
+  allowed_methods: list(
+    ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'HEAD', 'OPTIONS', 'TRACE'],
+    'Methods a cross-origin request may use.',
+  ),
+  allowed_headers: list(
+    ['Accept', 'Content-Type', 'Content-Length', 'Accept-Language', 'Content-Language', 'Authorization'],
+    'Request headers a cross-origin request may send.',
+  ),
+  exposed_headers: list(
+    ['Cache-Control', 'Expires', 'Last-Modified', 'Pragma', 'Content-Length', 'Content-Language', 'Content-Type'],
+    'Response headers the browser exposes to the calling script.',
+  ),
+  allow_credentials: bool(true, 'Send `Access-Control-Allow-Credentials: true`.'),
+  max_age: int(0, 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`; 0: not sent).'),
+  debug: bool(false, 'Log every CORS decision (debug level).'),
+});
 
 export const spec = {
   dsn: str(
@@ -168,11 +191,13 @@ export const spec = {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Public listener interface (empty: all interfaces).'),
       tls: tlsBlock('public'),
+      cors: cors('public'),
     },
     admin: {
       port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Admin listener interface (empty: all interfaces).'),
       tls: tlsBlock('admin'),
+      cors: cors('admin'),
     },
     tls: tlsBlock('shared'),
     cookies: {
@@ -184,6 +209,7 @@ export const spec = {
         session: str('ory_hydra_session', 'Name of the login session cookie.'),
         login_csrf: str('ory_hydra_login_csrf', 'Name prefix of the login CSRF cookie.'),
         consent_csrf: str('ory_hydra_consent_csrf', 'Name prefix of the consent CSRF cookie.'),
+        device_csrf: str('ory_hydra_device_csrf', 'Name of the device verification CSRF cookie.'),
       },
     },
     request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
@@ -226,6 +252,13 @@ export const spec = {
     logout: url('Logout UI.', '`<public>/oauth2/fallbacks/logout`'),
     error: url('Error page.', '`<public>/oauth2/fallbacks/error`'),
     post_logout_redirect: url('Default target after logout.', '`<public>/oauth2/fallbacks/logout/callback`'),
+    device: {
+      verification: url(
+        'Device verification UI: asks for the user code (gets `device_challenge`).',
+        '`<public>/oauth2/fallbacks/device`',
+      ),
+      success: url('Shown after a device was authorized.', '`<public>/oauth2/fallbacks/device/done`'),
+    },
   },
   secrets: {
     system: list(
@@ -254,6 +287,8 @@ export const spec = {
     id_token: dur('1h', 'ID token lifetime.'),
     auth_code: dur('10m', 'Authorization code lifetime.'),
     authentication_session: dur('720h', 'Remembered login session lifetime (at most 180 days).'),
+    vc_nonce: dur('1h', 'Lifetime of the `c_nonce` a verifiable-credential proof must carry.'),
+    device_user_code: dur('10m', 'Lifetime of device codes and user codes (device authorization grant).'),
   },
   strategies: {
     access_token: oneOf(['opaque', 'jwt'], 'opaque', 'Access token format; a client’s `access_token_strategy` wins.'),
@@ -341,6 +376,21 @@ export const spec = {
       ),
       timeout: dur('10s', 'Timeout of one back-channel logout request.'),
     },
+    device_authorization: {
+      token_polling_interval: dur(
+        '5s',
+        'Minimum interval between two polls of one device code (`interval`; faster polls get `slow_down`).',
+      ),
+      user_code: {
+        entropy_preset: oneOf(
+          ['high', 'medium', 'low'],
+          'high',
+          'User code length and alphabet: `high` 8 of 50 unambiguous letters and digits, `medium` 8 upper-case letters, `low` 9 digits.',
+        ),
+        length: int(0, 'User code length (at least 6; 0: the preset’s).'),
+        character_set: str('', 'User code alphabet (at least 8 characters; empty: the preset’s).'),
+      },
+    },
     token_hook: hook(
       'Token hook: called before the token endpoint issues tokens (every grant); its answer replaces the custom claims (see Tokens). A URL, or `{url, auth: {type: api_key, config: {in: header|cookie, name, value}}}` (in the environment as JSON); off when empty.',
       { secret: true },
@@ -404,7 +454,7 @@ export const spec = {
     jwk_cache: {
       enabled: bool(
         false,
-        'Cache JSON Web Keys in memory, per process. Updates are not pushed into the cache: entries expire after `ttl`.',
+        'TTL cache of JSON Web Keys, per process, used while the process cannot listen for key changes (connection lost, CockroachDB); while it listens, keys are kept until a change is notified whatever this says.',
       ),
       size: int(1000, 'Maximum number of cached keys (whole sets are cached; a set larger than this is not).', 1),
       ttl: dur(

@@ -9,6 +9,8 @@ export const isDataException = (e: unknown) => (pgCode(e) ?? '').startsWith('22'
 
 export const isUniqueViolation = (e: unknown) => pgCode(e) === '23505';
 
+export const isForeignKeyViolation = (e: unknown) => pgCode(e) === '23503';
+
 /** Unique violation → 409; anything else passes through unchanged. */
 export function mapDbError(e: unknown, onConflict: () => AppError = () => conflict()): unknown {
   if (isUniqueViolation(e)) return onConflict();

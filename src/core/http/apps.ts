@@ -1,7 +1,7 @@
 /**
  * The public and admin Koa apps. The middleware order lives here and nowhere else:
  * request id + child logger → request log → error rendering → path normalisation → cache headers
- * → body parsing → the domain routers.
+ * → body parsing → CORS (preflights end there) → the domain routers.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -12,6 +12,7 @@ import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
 import { AppError, type ErrorFamily } from '../errors.ts';
+import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import type { Logger } from '../log.ts';
 import { errorMiddleware } from './errors.ts';
 
@@ -32,6 +33,10 @@ export interface AppOptions {
   urlLimit?: number;
   /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
   errorFamilies?: ReadonlyArray<{ prefix: string; family: ErrorFamily }>;
+  /** `serve.<listener>.cors`; off when absent. */
+  cors?: CorsConfig;
+  /** Routes that also allow the origins of the client behind the request. */
+  perClientCors?: PerClientCors;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -132,6 +137,8 @@ export function createApp(o: AppOptions): Koa {
   const byDefault = parser(o.bodyLimit ?? '1mb');
   const byPrefix = (o.bodyLimits ?? []).map((b) => ({ prefix: b.prefix, parse: parser(b.limit) }));
   app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
+  // After body parsing (per-client origins read the form's client_id); preflights end here.
+  if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
   for (const r of o.routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());

@@ -26,7 +26,7 @@ import { type AuthorizeOutcome, toClient } from './respond.ts';
 
 const alreadyUsed = () => oauth2Error('access_denied', { hint: 'The consent verifier has already been used.' });
 
-async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
+export async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
   const flag = d.config.feature_flags.discard_skipped_consents;
   const id = s.consentRequestId;
   // The verifier cannot be used after this moment anyway, so the id need not be kept longer.
@@ -65,7 +65,12 @@ async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: F
   if (!stored || (flag && !(await insertUsedConsent(trx, id, usedUntil)))) throw alreadyUsed();
 }
 
-function grantOf(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowState, c: HandledConsent): Grant {
+export function grantOf(
+  d: AuthorizeDeps,
+  ar: Pick<AuthorizeRequest, 'client' | 'nonce'>,
+  s: FlowState,
+  c: HandledConsent,
+): Grant {
   const login = s.login;
   const sub = obfuscateSubject(
     {

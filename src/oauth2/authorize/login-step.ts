@@ -63,6 +63,7 @@ export async function startLogin(
   ar: AuthorizeRequest,
   jar: CookieJar,
   requestUrl: string,
+  extra: Pick<FlowState, 'device'> = {},
 ): Promise<AuthorizeOutcome> {
   const session: LoginSession | undefined = forcesLogin(ar.prompt) ? undefined : await rememberedSession(d, ar, jar);
   if (ar.prompt.includes('none') && !session) {
@@ -93,6 +94,7 @@ export async function startLogin(
       id_token_hint_claims: hint,
     },
     loginCsrf: csrf,
+    ...extra,
   };
   jar.set(d.cookies.loginCsrfName(ar.client.id), await d.cookies.sealCsrf(csrf), {
     maxAgeMs: d.config.ttl.login_consent_request,
@@ -206,7 +208,9 @@ export async function afterLogin(
 
 async function consentSkippable(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowState): Promise<boolean> {
   if (ar.prompt.includes('consent')) return false;
-  if (isPublicClient(ar.client)) {
+  // A public client's device cannot prove who it is: its user always confirms (Hydra).
+  if (s.device && isPublicClient(ar.client)) return false;
+  if (isPublicClient(ar.client) && !s.device) {
     // RFC 6749 §10.2: without proof of the client's identity, do not reuse an earlier approval.
     const u = new URL(ar.redirectUri);
     if (!(u.protocol === 'https:' || (u.protocol === 'http:' && isLocalhost(u)))) return false;

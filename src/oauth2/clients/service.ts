@@ -7,10 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../../container.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
-import { hashSecret, verifySecret } from '../../core/crypto/hash.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
-import { randomString } from '../../core/crypto/random.ts';
 import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
@@ -20,6 +18,7 @@ import { deleteTokensOfClient } from '../store/token-families.ts';
 import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
 import { checkClientOutbound } from './outbound.ts';
 import { applyClientPatch } from './patch.ts';
+import { createSecretHasher, generateSecret } from './secrets.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
 import { type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
 
@@ -42,8 +41,6 @@ export interface ClientListQuery {
 export type ClientService = ReturnType<typeof createClientService>;
 
 const PAGE_KIND = 'oauth2_clients';
-/** Hydra generates 26-character secrets from this alphabet (x.GenerateSecret). */
-const SECRET_LENGTH = 26;
 
 const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 
@@ -59,8 +56,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     accessTokenStrategy: config.strategies.access_token,
     dev: config.dev,
   };
-  // A hash to verify against when the client is unknown, so both paths cost one hash check.
-  let decoy: Promise<string> | undefined;
+  const secrets = createSecretHasher({ hashers, systemSecrets: () => config.secrets.system });
 
   /** Hydra rounds client timestamps to the second. */
   const now = () => new Date(Math.round(clock.now().getTime() / 1000) * 1000);
@@ -103,11 +99,16 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       d.client_id = randomUUID();
     }
     const chosen = d.client_secret !== '';
-    if (!chosen) d.client_secret = randomString(SECRET_LENGTH);
+    if (!chosen) d.client_secret = generateSecret();
     const valid = await validate(d, opts.dynamic);
     const pub = isPublicClient(valid);
     // A public client gets no secret of its own; one the admin chose is still kept hashed (as Hydra does).
-    const secretHash = pub && !chosen ? null : await hashSecret(valid.client_secret, hashers);
+    const secretHash =
+      pub && !chosen
+        ? null
+        : chosen
+          ? await secrets.hashChosen(valid.client_secret)
+          : secrets.hashGenerated(valid.client_secret);
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
@@ -135,12 +136,6 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   /** The client, or undefined (for other features: authorize, token, logout, …). */
   async function getClient(id: string): Promise<Client | undefined> {
     return (await store.findClientById(db, nid, id))?.client;
-  }
-
-  /** The client and whether dynamic registration created it (the flows' view), or undefined. */
-  async function getFlowRecord(id: string): Promise<{ client: Client; dynamic: boolean } | undefined> {
-    const s = await store.findClientById(db, nid, id);
-    return s ? { client: s.client, dynamic: s.dynamic ?? false } : undefined;
   }
 
   /** One keyset page ordered by id. @throws 400 on a bad page_size or page_token */
@@ -173,7 +168,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     valid: ClientDraft,
     registrationSignature?: string,
   ): Promise<WrittenClient> {
-    const secretHash = valid.client_secret ? await hashSecret(valid.client_secret, hashers) : old.secretHash;
+    const secretHash = valid.client_secret ? await secrets.hashChosen(valid.client_secret) : old.secretHash;
     const client = toClient({ ...valid, client_id: old.client.client_id }, old.client.created_at, now());
     await store.replaceClient(trx, nid, {
       client,
@@ -239,31 +234,47 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   }
 
   /**
-   * Client authentication by id and secret (`client_secret_basic` / `client_secret_post`). The client
-   * when the secret matches its stored hash; undefined otherwise — unknown client, no secret, or a
-   * wrong one — after the same amount of hashing work, so timing does not tell which.
+   * Client authentication by id and secret (`client_secret_basic` / `client_secret_post`): whether
+   * `secret` matches the stored hash of `stored` (a client read by `findStored`). A client without a
+   * secret (or none at all) costs the same check as a wrong secret of a generated one, so timing does
+   * not tell an unknown client from a wrong secret. A successful check may store a better hash
+   * (secrets.ts says when); that write is best effort and retried on the next success.
    */
-  async function authenticateClient(id: string, secret: string): Promise<Client | undefined> {
-    const s = await store.findClientById(db, nid, id);
-    if (!s?.secretHash) {
-      decoy ??= hashSecret(randomString(SECRET_LENGTH), hashers);
-      await verifySecret(secret, await decoy);
-      return undefined;
+  async function verifyStoredSecret(stored: StoredClient | undefined, secret: string): Promise<boolean> {
+    if (!stored?.secretHash) {
+      await secrets.decoy(secret);
+      return false;
     }
-    return (await verifySecret(secret, s.secretHash)) ? s.client : undefined;
+    const hash = stored.secretHash;
+    const r = await secrets.verify(stored.client.client_id, secret, hash);
+    if (r.ok && r.rehash) {
+      await store.replaceSecretHash(db, nid, stored.client.client_id, hash, r.rehash).catch(() => undefined);
+      stored.secretHash = r.rehash;
+    }
+    return r.ok;
+  }
+
+  /** The stored client (with its secret hash), or undefined; for client authentication. */
+  const findStored = (id: string) => store.findClientById(db, nid, id);
+
+  /** The client when `secret` is its secret; undefined otherwise (unknown client, no secret, wrong one). */
+  async function authenticateClient(id: string, secret: string): Promise<Client | undefined> {
+    const s = await findStored(id);
+    return (await verifyStoredSecret(s, secret)) ? s?.client : undefined;
   }
 
   return {
     create,
     get,
     getClient,
-    getFlowRecord,
     list,
     replace,
     patch,
     setLifespans,
     remove,
     authenticateClient,
+    findStored,
+    verifyStoredSecret,
     newRegistrationToken,
   };
 }

@@ -141,6 +141,18 @@ export async function replaceClient(db: Executor, nid: string, s: StoredClient):
   return r.numUpdatedRows > 0n;
 }
 
+/** Swaps the secret hash when it is still `from` (a concurrent secret change wins); false otherwise. */
+export async function replaceSecretHash(db: Executor, nid: string, id: string, from: string, to: string) {
+  const r = await db
+    .updateTable('oauth2_clients')
+    .set({ client_secret_hash: to })
+    .where('nid', '=', nid)
+    .where('id', '=', id)
+    .where('client_secret_hash', '=', from)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
 export async function deleteClientById(db: Executor, nid: string, id: string): Promise<boolean> {
   if (unstorable(id)) return false;
   const r = await db.deleteFrom('oauth2_clients').where('nid', '=', nid).where('id', '=', id).executeTakeFirst();

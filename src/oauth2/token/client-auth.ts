@@ -201,7 +201,7 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
   const client = await d.clients.get(id);
   if (!client) {
     // Cost the same as a wrong secret (a decoy hash check), so timing does not tell which ids exist.
-    await d.clients.verifySecret(id, secret);
+    await d.clients.verifySecret(undefined, secret);
     throw oauth2Error('invalid_client');
   }
   const method = client.tokenEndpointAuthMethod || 'client_secret_basic';
@@ -211,6 +211,6 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
   if (basic?.secret && method !== 'client_secret_basic') throw wrongMethod(method, 'client_secret_basic');
   if (method === 'none') return client;
   if (!basic && !form.client_secret && method !== 'none') throw wrongMethod(method, 'none');
-  if (!(await d.clients.verifySecret(client.id, secret))) throw oauth2Error('invalid_client');
+  if (!(await d.clients.verifySecret(client, secret))) throw oauth2Error('invalid_client');
   return client;
 }

@@ -51,16 +51,7 @@ describe('a Hydra 26 config file', () => {
         'version',
         'log.redaction_text',
         'serve.cookies.same_site_legacy_workaround',
-        'serve.public.cors.enabled',
-        'serve.public.cors.allowed_origins',
-        'serve.public.cors.allowed_methods',
-        'serve.public.cors.allowed_headers',
-        'serve.public.cors.exposed_headers',
-        'serve.public.cors.allow_credentials',
-        'serve.public.cors.max_age',
-        'serve.public.cors.debug',
         'serve.public.request_log',
-        'serve.admin.cors.enabled',
         'serve.tls.allow_termination_from',
         'tracing.service_name',
         'tracing.provider',
@@ -78,6 +69,8 @@ describe('a Hydra 26 config file', () => {
     expect(config.oauth2.hashers.algorithm).toBe('bcrypt');
     expect(config.oauth2.pkce.enforced_for_public_clients).toBe(true);
     expect(config.log.level).toBe('warn');
+    expect(config.serve.public.cors.enabled).toBe(true);
+    expect(config.serve.admin.cors.enabled).toBe(false);
     expect(listenerTls(config, 'public')).toEqual({
       cert: { key: 'serve.tls.cert.path', path: join(dir, 'cert.pem') },
       key: { key: 'serve.tls.key.path', path: join(dir, 'key.pem') },
@@ -118,11 +111,11 @@ describe('a Hydra 26 config file', () => {
     });
     expect(warnings.sort()).toEqual(
       [
-        'SERVE_PUBLIC_CORS_ENABLED (serve.public.cors) is a Hydra setting that gatehouse does not implement; ignored',
         'SQA_OPT_OUT (sqa) is a Hydra setting that gatehouse does not implement; ignored',
         'TRACING_PROVIDER (tracing) is a Hydra setting that gatehouse does not implement; ignored',
       ].sort(),
     );
+    expect(c.serve.public.cors.enabled).toBe(true);
     expect(listenerTls(c, 'admin')?.cert.path).toBe(join(dir, 'cert.pem'));
     expect(c.urls.self.issuer).toBe('https://localhost:4444/');
     expect(problems(() => loadConfig({ env: { SERVE_PUBLIC_PROT: '1', URLS_SELF_ISUER: 'https://x/' } }))).toEqual([
