@@ -617,6 +617,10 @@ export const spec = {
         'Path (on `dsync.external_url`) that starts the Google authorization.',
       ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
+      authorization_link_ttl: dur(
+        '15m',
+        'How long an authorization link minted with `POST /api/v1/dsync/{id}/google/authorization-link` starts the Google authorization (see Directory sync).',
+      ),
       auth_url: url(
         'Google authorization endpoint (point it elsewhere for a test double or an air-gapped proxy).',
         'https://accounts.google.com/o/oauth2/v2/auth',

@@ -234,6 +234,7 @@ export interface DsyncDirectoriesTable {
   google_refresh_token: Generated<string>;
   event_seq: Generated<number>;
   google_domain: Generated<string>;
+  google_customer_id: Generated<string>;
   google_access_token_expires_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
@@ -577,6 +578,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'created_at',
     'updated_at',
     'google_domain',
+    'google_customer_id',
     'google_access_token_expires_at',
   ],
   dsync_users: [
