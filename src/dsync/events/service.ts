@@ -7,17 +7,18 @@
  * queues their delivery:
  * - directory without webhook endpoint or secret: nothing (Jackson drops the event);
  * - batch mode (`dsync.webhook_batch_size` > 0): an outbox row for the batch processor;
- * - otherwise: an outbox row and a `webhook_deliver` job (queue `dsync:<directory id>`).
+ * - otherwise: an outbox row, and the directory's sender job (`webhook_deliver`, queue
+ *   `dsync:<directory id>`) enqueued when it has none that will still run (see delivery.ts).
  * No event and no delivery exist for a change that rolled back; no committed change lacks them.
  * Callbacks (`requests.handle(request, callback)`) are called by the caller after the commit,
  * with the same objects that are delivered (`batch.events` after `persistEvents`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
-import { enqueueManyWithIds, hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
+import { hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
 import { allocateEventSeq } from '../store/directories.ts';
 import { type EventRow, insertEvents } from '../store/events.ts';
-import { insertOutbox } from '../store/outbox.ts';
+import { ensureSender, insertOutbox } from '../store/outbox.ts';
 import type {
   Directory,
   DirectorySyncEvent,
@@ -139,16 +140,15 @@ async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], poli
     }
     return;
   }
-  const jobIds = await enqueueManyWithIds(
-    trx,
-    DELIVER_TASK,
-    rows.map((r) => ({ directoryId: d.id, eventId: r.id })),
-    { queueName: deliveryQueue(d.id), maxAttempts: policy.maxAttempts },
-  );
   await insertOutbox(
     trx,
-    rows.map((r, i) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'realtime', jobId: jobIds[i] ?? null })),
+    rows.map((r) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'realtime', jobId: null })),
   );
+  await ensureSender(trx, d.id, {
+    task: DELIVER_TASK,
+    queueName: deliveryQueue(d.id),
+    maxAttempts: policy.maxAttempts,
+  });
 }
 
 /** Makes sure a batch processing run happens no later than `runAt`. */
