@@ -9,6 +9,7 @@ import type { Core } from '../container.ts';
 import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { registerAuthorizeRoutes } from './authorize/handlers.ts';
+import { createClientOutbound } from './client-keys.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createFlowCodec } from './flows/challenge.ts';
 import { createFlowCookies } from './flows/cookies.ts';
@@ -40,6 +41,12 @@ import { createLogoutCodec } from './logout/challenge.ts';
 import { registerLogoutRoutes } from './logout/handlers.ts';
 import { createLogoutService } from './logout/service.ts';
 import { registerFallbackRoutes } from './fallbacks.ts';
+import { createUserCodes } from './device/codes.ts';
+import { registerCredentialRoutes } from './credentials/handlers.ts';
+import { createVcNonces } from './credentials/nonce.ts';
+import { createCredentialsService } from './credentials/service.ts';
+import { registerDeviceRoutes } from './device/handlers.ts';
+import { createDeviceService } from './device/service.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
   return {
@@ -59,28 +66,43 @@ export function createFlowFeatures(
   const cookies = createFlowCookies(config, keyRing(cookieSecrets(config), 'cookie'), now);
   const sessions = createSessionCodec(keyRing(config.secrets.system, 'session'), config.oauth2.session.encrypt_at_rest);
   const hook = createTokenHook({ hook: config.oauth2.token_hook, fetch: core.fetch.oauth2, log: core.log });
-  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook });
+  const vcNonces = createVcNonces(keyRing(config.secrets.system, 'flow'), config.ttl.vc_nonce, now);
+  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook, vcNonces });
 
   const flows = createFlowsService({ db, clock, codec, clients });
   registerFlowRoutes(deps.adminRouter, flows);
-  const authorize = createAuthorizeService({
-    config,
-    clock,
-    db,
+  const outbound = createClientOutbound({
     fetch: core.fetch.oauth2,
-    codec,
-    cookies,
-    clients,
-    keys,
-    sessions,
-    issuer,
+    fetchDynamic: core.fetch.oauth2Dynamic,
+    clock,
+    log: core.log,
+    ttlMs: config.oauth2.client_jwks.cache_ttl,
+    minRefetchMs: config.oauth2.client_jwks.min_refetch_interval,
   });
+  const authorizeDeps = { config, clock, db, outbound, codec, cookies, clients, keys, sessions, issuer };
+  const authorize = createAuthorizeService(authorizeDeps);
   registerAuthorizeRoutes(deps.publicRouter, authorize, config);
 
   const tokenUrls = [...new Set([tokenEndpoint(config), appendPath(config.urls.self.issuer, 'oauth2/token')])];
-  const clientAuth = { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls };
+  const clientAuth = {
+    db,
+    clock,
+    clients,
+    outbound,
+    tokenUrls,
+    assertionMaxTtlMs: config.oauth2.client_assertion.max_ttl,
+  };
   const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
+  const device = createDeviceService({
+    ...authorizeDeps,
+    ring: keyRing(config.secrets.system, 'flow'),
+    userCodes: createUserCodes(config),
+    clientAuth,
+  });
+  registerDeviceRoutes(deps.publicRouter, deps.adminRouter, device, config);
+  const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
+  registerCredentialRoutes(deps.publicRouter, credentials);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   registerUserinfoRoutes(deps.publicRouter, userinfo);
   const lookup = createTokenLookup({ config, clock, db, keys });
@@ -89,7 +111,15 @@ export function createFlowFeatures(
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
   registerRevocationRoutes(deps.publicRouter, deps.adminRouter, revocation);
   const log = core.log;
-  const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
+  const channels = createLogoutChannels({
+    config,
+    clock,
+    keys,
+    clients,
+    fetch: core.fetch.oauth2,
+    fetchDynamic: core.fetch.oauth2Dynamic,
+    log,
+  });
   const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
   registerSessionRoutes(deps.adminRouter, consentSessions);
   const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
@@ -100,8 +130,12 @@ export function createFlowFeatures(
   return {
     flows,
     authorize,
+    /** The device authorization grant (RFC 8628). */
+    device,
     token,
     issuer,
+    /** Verifiable credentials (`POST /credentials`). */
+    credentials,
     userinfo,
     introspection,
     revocation,
@@ -112,6 +146,8 @@ export function createFlowFeatures(
     channels,
     logoutCodec,
     sessionCodec: sessions,
+    /** Finds the stored record of a presented access or refresh token. */
+    lookup,
     codec,
     cookies,
   };
@@ -123,7 +159,7 @@ export type FlowFeatures = ReturnType<typeof createFlowFeatures>;
 export function clientPortOf(clients: ClientService): ClientPort {
   // The stored row behind each client handed out, so that the secret check reads no second time.
   const stored = new WeakMap<FlowClient, StoredClient>();
-  const toFlowClient = (c: Client): FlowClient => {
+  const toFlowClient = (c: Client, dynamic: boolean): FlowClient => {
     let wire: Record<string, unknown> | undefined;
     return {
       id: c.client_id,
@@ -152,16 +188,17 @@ export function clientPortOf(clients: ClientService): ClientPort {
         wire ??= renderClient(c);
         return wire;
       },
+      dynamic,
     };
   };
   return {
     get: async (id) => {
       const s = await clients.findStored(id);
       if (!s) return undefined;
-      const fc = toFlowClient(s.client);
+      const fc = toFlowClient(s.client, s.dynamic ?? false);
       stored.set(fc, s);
       return fc;
     },
-    verifySecret: async (client, secret) => clients.verifyStoredSecret(stored.get(client), secret),
+    verifySecret: async (client, secret) => clients.verifyStoredSecret(client && stored.get(client), secret),
   };
 }

@@ -54,6 +54,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     defaultScope: config.oidc.dynamic_client_registration.default_scope,
     subjectTypes: config.oidc.subject_identifiers.supported_types,
     accessTokenStrategy: config.strategies.access_token,
+    dev: config.dev,
   };
   const secrets = createSecretHasher({ hashers, systemSecrets: () => config.secrets.system });
 
@@ -65,7 +66,14 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   /** The pure rules, then the network ones (address policy, sector identifier contents). */
   const validate = async (d: ClientDraft, dynamic: boolean): Promise<ClientDraft> => {
     const valid = (dynamic ? validateDynamicClient : validateClient)(d, env);
-    await checkClientOutbound(valid, core.fetch.oauth2, config.clients.http.disallow_private_ip_ranges);
+    // An anonymous caller chose the URIs of a dynamically registered client: internal addresses are
+    // refused unless the operator allowed them (operator-created clients keep Hydra's default).
+    const strict = dynamic && !config.oidc.dynamic_client_registration.allow_internal_addresses;
+    await checkClientOutbound(
+      valid,
+      strict ? core.fetch.oauth2Dynamic : core.fetch.oauth2,
+      strict || config.clients.http.disallow_private_ip_ranges,
+    );
     return valid;
   };
 
@@ -104,7 +112,12 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
-    await store.insertClient(db, nid, { client, secretHash, registrationSignature: reg.signature });
+    await store.insertClient(db, nid, {
+      client,
+      secretHash,
+      registrationSignature: reg.signature,
+      dynamic: opts.dynamic,
+    });
     return {
       client,
       secret: pub ? undefined : valid.client_secret,
@@ -161,6 +174,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       client,
       secretHash,
       registrationSignature: registrationSignature ?? old.registrationSignature,
+      dynamic: old.dynamic ?? false,
     });
     return { client, secret: valid.client_secret || undefined };
   }
