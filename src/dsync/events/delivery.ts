@@ -2,7 +2,7 @@
  * Real-time delivery: the work of a directory's sender, a `webhook_deliver` job in the directory's
  * queue `dsync:<directory id>` (so at most one runs per directory). A change that queues events
  * makes sure, under the directory's row lock, that the directory has a sender that will still run
- * (store/outbox.ts ensureSender). The sender:
+ * (store/events.ts writeEvents). The sender:
  *
  *   - reads the directory's queued events in `seq` order, a page at a time, and POSTs them one after
  *     the other over one keep-alive connection, as fast as the receiver answers;

@@ -16,9 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
 import { hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
-import { allocateEventSeq } from '../store/directories.ts';
-import { type EventRow, insertEvents } from '../store/events.ts';
-import { ensureSender, insertOutbox } from '../store/outbox.ts';
+import { type EventRow, writeEvents } from '../store/events.ts';
+import { ensureSender } from '../store/outbox.ts';
 import type {
   Directory,
   DirectorySyncEvent,
@@ -83,31 +82,47 @@ export class DirectoryUnavailable extends Error {
 
 /**
  * Writes the batch's events and queues their delivery, as the last writes of the change's
- * transaction: the sequence numbers are taken with the directory row lock (store/directories.ts
- * allocateEventSeq), which is then held only for these few statements and the commit, so the
- * sequence is gap-free and follows commit order while the change itself ran without it.
+ * transaction: one statement for the events and their outbox rows (store/events.ts writeEvents;
+ * the sequence numbers are taken with the directory row lock, then held only until the commit, so
+ * the sequence is gap-free and follows commit order while the change itself ran without it), one
+ * for the directory's sender in real-time mode.
  * @throws DirectoryUnavailable (the transaction must roll back)
  */
 async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   const n = batch.pending.length;
   if (!n) return;
   const directory = batch.directory;
-  const allocated = await allocateEventSeq(trx, directory.id, n);
-  if (!allocated) throw new DirectoryUnavailable('deleted');
-  if (allocated.deactivated) throw new DirectoryUnavailable('deactivated');
-  const first = allocated.before + 1;
-  const createdAt = batch.policy.now();
-  const rows: EventRow[] = batch.pending.map((payload, i) => ({
-    id: randomUUID(),
+  const policy = batch.policy;
+  const createdAt = policy.now();
+  const events = batch.pending.map((payload) => ({ id: randomUUID(), event: payload.event, payload }));
+  const delivered = hasWebhook(directory);
+  const outbox = !delivered ? 'none' : policy.batchMode ? 'batch' : 'realtime';
+  const written = await writeEvents(trx, {
     directoryId: directory.id,
-    seq: first + i,
-    event: payload.event,
-    payload,
+    events,
+    createdAt,
+    outbox,
+  });
+  if (!written) throw new DirectoryUnavailable('deleted');
+  if (written.deactivated) throw new DirectoryUnavailable('deactivated');
+  if (outbox === 'realtime') {
+    await ensureSender(trx, directory.id, {
+      task: DELIVER_TASK,
+      queueName: deliveryQueue(directory.id),
+      maxAttempts: policy.maxAttempts,
+    });
+  }
+  const rows: EventRow[] = events.map((e, i) => ({
+    ...e,
+    directoryId: directory.id,
+    seq: written.before + 1 + i,
     createdAt,
   }));
-  await insertEvents(trx, rows);
   batch.events.push(...rows.map(wireEvent));
-  await queueDelivery(trx, directory, rows, batch.policy);
+  // The interval timer of batch mode runs while there is work; the first queued event starts it.
+  if (outbox === 'batch' && policy.batchIntervalMs > 0 && !(await hasWaitingJob(trx, PROCESS_KEY))) {
+    await scheduleProcessing(trx, new Date(policy.now().getTime() + policy.batchIntervalMs), 'timer');
+  }
 }
 
 /**
@@ -125,30 +140,6 @@ export async function withEvents<T>(
   const value = await change(batch);
   await persistEvents(trx, batch);
   return { value, events: batch.events };
-}
-
-async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], policy: DeliveryPolicy): Promise<void> {
-  if (!hasWebhook(d)) return;
-  if (policy.batchMode) {
-    await insertOutbox(
-      trx,
-      rows.map((r) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'batch', jobId: null })),
-    );
-    // The interval timer runs while there is work; the first queued event starts it.
-    if (policy.batchIntervalMs > 0 && !(await hasWaitingJob(trx, PROCESS_KEY))) {
-      await scheduleProcessing(trx, new Date(policy.now().getTime() + policy.batchIntervalMs), 'timer');
-    }
-    return;
-  }
-  await insertOutbox(
-    trx,
-    rows.map((r) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'realtime', jobId: null })),
-  );
-  await ensureSender(trx, d.id, {
-    task: DELIVER_TASK,
-    queueName: deliveryQueue(d.id),
-    maxAttempts: policy.maxAttempts,
-  });
 }
 
 /** Makes sure a batch processing run happens no later than `runAt`. */

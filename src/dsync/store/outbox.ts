@@ -10,32 +10,8 @@ import type { EventRow } from './events.ts';
 
 export type DeliveryMode = 'realtime' | 'batch';
 
-export interface OutboxInsert {
-  eventId: string;
-  directoryId: string;
-  seq: number;
-  mode: DeliveryMode;
-  jobId: number | null;
-}
-
 /** Advisory-lock class of batch mode (the second key is hashtext(directory id)). */
 const BATCH_LOCK = 0x64_73_62_74; // 'dsbt'
-
-export async function insertOutbox(db: Executor, rows: OutboxInsert[]): Promise<void> {
-  if (!rows.length) return;
-  await db
-    .insertInto('dsync_webhook_outbox')
-    .values(
-      rows.map((r) => ({
-        event_id: r.eventId,
-        directory_id: r.directoryId,
-        seq: r.seq,
-        mode: r.mode,
-        job_id: r.jobId,
-      })),
-    )
-    .execute();
-}
 
 /** Takes the batch lock of a directory for the transaction; false when another processor has it. */
 export async function tryLockBatch(db: Executor, directoryId: string): Promise<boolean> {
@@ -146,7 +122,9 @@ export interface SenderJob {
 
 /**
  * Makes sure the directory has a sender that will still run (a job that exists with attempts left),
- * enqueueing one when it has none: one statement. The caller holds the directory's row lock.
+ * enqueueing one when it has none: one statement. The caller holds the directory's row lock and
+ * must run this as a statement started after it got the lock, so that it sees a sender that
+ * stepped down meanwhile (releaseSender) as gone.
  */
 export async function ensureSender(db: Executor, directoryId: string, job: SenderJob): Promise<void> {
   await sql`with live as (
