@@ -310,6 +310,13 @@ export interface DsyncWebhookOutboxTable {
   created_at: Generated<Date>;
 }
 
+/** The real-time sender job of a directory (sql/0181_dsync_webhook_senders.sql). */
+export interface DsyncWebhookSendersTable {
+  directory_id: string;
+  job_id: number;
+  created_at: Generated<Date>;
+}
+
 export interface DsyncWebhookBackoffTable {
   directory_id: string;
   attempts: number;
@@ -396,6 +403,7 @@ export interface Database {
   dsync_setup_links: DsyncSetupLinksTable;
   dsync_webhook_outbox: DsyncWebhookOutboxTable;
   dsync_webhook_backoff: DsyncWebhookBackoffTable;
+  dsync_webhook_senders: DsyncWebhookSendersTable;
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
@@ -614,6 +622,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   ],
   dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
   dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
+  dsync_webhook_senders: ['directory_id', 'job_id', 'created_at'],
   dsync_webhook_logs: [
     'id',
     'directory_id',
