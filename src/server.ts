@@ -5,6 +5,7 @@ import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { healthRouter } from './core/http/health.ts';
 import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
+import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { OAUTH2_ROUTES } from './oauth2/routes.ts';
 import { VERSION } from './version.ts';
 
@@ -72,8 +73,10 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
 
 export function buildApps(c: Container): Apps {
   const routers = listenerRouters(c);
+  const limits = c.config.serve.limits;
   const common = {
     log: c.log,
+    urlLimit: limits.url,
     exposeDebug: c.config.oauth2.expose_internal_errors,
     disableHealthLog: c.config.serve.request_log.disable_for_health,
   };
@@ -81,6 +84,10 @@ export function buildApps(c: Container): Apps {
     public: createApp({
       ...common,
       kind: 'public',
+      bodyLimit: limits.body.public,
+      bodyLimits: c.dsync.errorFamilies.public
+        .filter((f) => f.family === 'scim')
+        .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
       routers: routers.public,
@@ -89,6 +96,7 @@ export function buildApps(c: Container): Apps {
     admin: createApp({
       ...common,
       kind: 'admin',
+      bodyLimit: limits.body.admin,
       cors: c.config.serve.admin.cors,
       routers: routers.admin,
       errorFamilies: c.dsync.errorFamilies.admin,
@@ -100,6 +108,11 @@ export interface Serving {
   public?: Listening;
   admin?: Listening;
   close(graceMs?: number): Promise<void>;
+  /**
+   * Re-reads the TLS certificates and keys of the listeners that use them (SIGHUP). A listener whose
+   * new pair cannot be loaded keeps its current one; the answer lists one line per listener.
+   */
+  reloadTls(): { listener: ListenerName; ok: boolean; message: string }[];
 }
 
 export async function serve(
@@ -108,9 +121,33 @@ export async function serve(
   ports?: { public?: number; admin?: number; host?: string },
 ): Promise<Serving> {
   const apps = buildApps(c);
+  const tls = {
+    public: which === 'admin' ? undefined : listenerTls(c.config, 'public'),
+    admin: which === 'public' ? undefined : listenerTls(c.config, 'admin'),
+  };
+  // Both pairs are loaded before either listener opens: a bad one stops the start cleanly.
+  const material = {
+    public: tls.public && loadTlsMaterial(tls.public),
+    admin: tls.admin && loadTlsMaterial(tls.admin),
+  };
   const out: Serving = {
     async close(graceMs?: number) {
       await Promise.all([out.public?.close(graceMs), out.admin?.close(graceMs)]);
+    },
+    reloadTls() {
+      const results: { listener: ListenerName; ok: boolean; message: string }[] = [];
+      for (const name of ['public', 'admin'] as const) {
+        const settings = tls[name];
+        const l = out[name];
+        if (!settings || !l?.setTls) continue;
+        try {
+          l.setTls(loadTlsMaterial(settings));
+          results.push({ listener: name, ok: true, message: 'certificate reloaded' });
+        } catch (e) {
+          results.push({ listener: name, ok: false, message: (e as Error).message });
+        }
+      }
+      return results;
     },
   };
   if (which !== 'admin')
@@ -118,12 +155,16 @@ export async function serve(
       apps.public,
       ports?.public ?? c.config.serve.public.port,
       ports?.host ?? c.config.serve.public.host,
+      material.public,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   if (which !== 'public')
     out.admin = await listen(
       apps.admin,
       ports?.admin ?? c.config.serve.admin.port,
       ports?.host ?? c.config.serve.admin.host,
+      material.admin,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   return out;
 }

@@ -6,7 +6,7 @@
  */
 import type { Context } from 'koa';
 import { firstValue } from './guard.ts';
-import { escapeHtml } from './logout/page.ts';
+import { escapeHtml, sendHtml } from '../core/http/html.ts';
 
 const MISSING = 'The request could not be executed because a mandatory configuration key is missing or malformed';
 
@@ -27,8 +27,7 @@ const keyNote = (key: string) =>
 
 function fallback(key: string, title = MISSING, heading = MISSING) {
   return async (ctx: Context) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page(title, heading, keyNote(key));
+    sendHtml(ctx, () => page(title, heading, keyNote(key)));
   };
 }
 
@@ -56,12 +55,16 @@ export function fallbackHandlers() {
 <li>Hint: ${q('error_hint')}</li>
 <li>Debug: ${q('error_debug')}</li>
 </ul>`;
-      ctx.status = 500;
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = page(
-        'An OAuth 2.0 Error Occurred',
-        'The OAuth2 request resulted in an error.',
-        `${list}\n${keyNote('urls.error')}`,
+      sendHtml(
+        ctx,
+        () =>
+          page(
+            'An OAuth 2.0 Error Occurred',
+            'The OAuth2 request resulted in an error.',
+            `${list}\n${keyNote('urls.error')}`,
+          ),
+        {},
+        500,
       );
     },
   };

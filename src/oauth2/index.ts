@@ -75,6 +75,7 @@ export function createOAuth2(core: Core): OAuth2 {
     clock,
     log: core.log,
     cache,
+    changes: core.changes,
     broadcastSets: config.webfinger.jwks.broadcast_keys,
   });
   const jwks = createJwkService({ db: core.db, nid, sealer, clock, provider: keys });
@@ -95,8 +96,8 @@ export function createOAuth2(core: Core): OAuth2 {
   mountOAuth2Routes(
     { public: publicRouter, admin: adminRouter },
     {
-      ...jwkHandlers({ service: jwks, provider: keys, issuer: config.urls.self.issuer }),
-      ...discoveryHandlers(discovery),
+      ...jwkHandlers({ service: jwks, provider: keys, issuer: config.urls.self.issuer, changes: core.changes }),
+      ...discoveryHandlers(discovery, core.changes),
       ...clientHandlers(clients),
       createOidcDynamicClient: [gate, dcr.createOidcDynamicClient],
       getOidcDynamicClient: [gate, dcr.getOidcDynamicClient],

@@ -52,6 +52,12 @@ export interface FlowsTable {
   session_data: string;
 }
 
+export interface UsedVerifiersTable {
+  nid: string;
+  id: string;
+  expires_at: Timestamp;
+}
+
 /** Device authorization requests (RFC 8628), keyed by the device code's HMAC signature. */
 export interface DeviceRequestsTable {
   nid: string;
@@ -193,6 +199,8 @@ export interface Oauth2ClientsTable {
   skip_consent: boolean;
   skip_logout_consent: boolean | null;
   registration_access_token_signature: string;
+  /** Created through dynamic registration (outbound requests refuse internal addresses). */
+  dynamic_registration: ColumnType<boolean, boolean | undefined, boolean>;
   authorization_code_grant_access_token_lifespan: number | null;
   authorization_code_grant_id_token_lifespan: number | null;
   authorization_code_grant_refresh_token_lifespan: number | null;
@@ -327,6 +335,7 @@ export interface Database {
   oauth2_login_sessions: LoginSessionsTable;
   oauth2_flows: FlowsTable;
   oauth2_used_consents: UsedConsentsTable;
+  oauth2_used_verifiers: UsedVerifiersTable;
   oauth2_device_requests: DeviceRequestsTable;
   oauth2_device_challenge_attempts: DeviceChallengeAttemptsTable;
   oauth2_authorization_codes: AuthorizationCodesTable;
@@ -403,6 +412,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'session_data',
   ],
   oauth2_used_consents: ['nid', 'consent_request_id', 'expires_at'],
+  oauth2_used_verifiers: ['nid', 'id', 'expires_at'],
   oauth2_device_requests: [
     'nid',
     'signature',
@@ -490,6 +500,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'device_authorization_grant_refresh_token_lifespan',
     'created_at',
     'updated_at',
+    'dynamic_registration',
   ],
   dsync_directories: [
     'id',

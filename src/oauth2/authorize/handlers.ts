@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import type { Config } from '../../core/config/load.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
+import { cspSource, sendHtml } from '../../core/http/html.ts';
 import { formPostHtml } from './respond.ts';
 import type { AuthorizeService } from './service.ts';
 
@@ -31,8 +32,9 @@ export function authorizeHandlers(service: AuthorizeService, config: Config) {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     if (outcome.kind === 'form_post') {
-      ctx.type = 'text/html;charset=UTF-8';
-      ctx.body = formPostHtml(outcome.action, outcome.fields);
+      const { action, fields } = outcome;
+      const target = cspSource(action);
+      sendHtml(ctx, (nonce) => formPostHtml(action, fields, nonce), { formAction: target ? [target] : [] });
       return;
     }
     ctx.status = outcome.status;

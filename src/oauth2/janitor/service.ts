@@ -35,6 +35,7 @@ const TABLES: Record<JanitorTarget, ExpiringTable[]> = {
   requests: [
     { table: 'oauth2_flows', key: 'consent_request_id', age: 'requested_at' },
     { table: 'oauth2_used_consents', key: 'consent_request_id', age: null },
+    { table: 'oauth2_used_verifiers', key: 'id', age: null },
     { table: 'oauth2_device_requests', key: 'signature', age: 'requested_at' },
     { table: 'oauth2_device_challenge_attempts', key: 'challenge_id', age: null },
   ],

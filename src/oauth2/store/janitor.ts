@@ -15,6 +15,7 @@ export interface ExpiringTable {
     | 'oauth2_refresh_tokens'
     | 'oauth2_flows'
     | 'oauth2_used_consents'
+    | 'oauth2_used_verifiers'
     | 'oauth2_device_requests'
     | 'oauth2_device_challenge_attempts'
     | 'oauth2_login_sessions'
