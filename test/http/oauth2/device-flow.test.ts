@@ -216,8 +216,14 @@ describe('device authorization grant', () => {
     });
     const stranger = await new Browser().get(data.redirect_to);
     expect(stranger.status).toBe(403);
+    const first = await browser.get(data.redirect_to);
+    expect(first.status).toBe(302);
+    expect(param(first.location, 'login_challenge')).toBeTruthy();
     const again = await browser.get(data.redirect_to);
     expect(again.status).toBe(403);
+    expect(((await again.res.json()) as { error_description: string }).error_description).toContain(
+      'already been used',
+    );
   });
 
   it('works through the SDK’s oAuth2DeviceFlow, performOAuth2DeviceVerificationFlow and acceptUserCodeRequest', async () => {
