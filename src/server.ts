@@ -2,8 +2,9 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
+import { auditRouter } from './core/audit/routes.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
-import { healthRouter } from './core/http/health.ts';
+import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { OAUTH2_ROUTES } from './oauth2/routes.ts';
@@ -18,8 +19,9 @@ export interface Apps {
 export const OPENAPI_PATHS = { public: '/.well-known/openapi.json', admin: '/admin/openapi.json' } as const;
 
 /**
- * The routers of each listener, in mounting order: health, the OAuth 2.0 domain (from its route
- * table), directory sync, and the OpenAPI document of the listener, which documents all of them.
+ * The routers of each listener, in mounting order: health and metadata, the OAuth 2.0 domain (from
+ * its route table), directory sync, and last the listener's OpenAPI document, which documents all
+ * of them (the OAuth 2.0 routes from the table, the others from their routers).
  */
 export function listenerRouters(c: Container): { public: Router[]; admin: Router[] } {
   const version = `v${VERSION}`;
@@ -29,7 +31,27 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
     readiness: async () => Object.fromEntries(Object.keys(await readiness(c)).map((k) => [k, 'not ready'])),
   });
   const adminHealth = healthRouter({ version, readiness: () => readiness(c) }, '/admin');
-  const docs = (kind: 'public' | 'admin', health: Router, dsync: Router) => {
+  const jacksonHealth = jacksonHealthRouter({ version, readiness: () => readiness(c) });
+  // `dsync.api.listener`: where the v1 directory-sync API is served (Api-Key on each).
+  const listener = c.config.dsync.api.listener;
+  const v1Public = listener === 'public' || listener === 'both' ? [c.dsync.adminRouter] : [];
+  const v1Admin = listener === 'admin' || listener === 'both' ? [c.dsync.adminRouter] : [];
+  const others = {
+    public: [
+      { router: publicHealth, tag: 'metadata' },
+      { router: jacksonHealth, tag: 'metadata' },
+      { router: c.dsync.publicRouter, tag: 'dsync' },
+      ...v1Public.map((router) => ({ router, tag: 'dsync' })),
+    ],
+    admin: [
+      { router: adminHealth, tag: 'metadata' },
+      { router: jacksonHealth, tag: 'metadata' },
+      { router: metricsRouter(), tag: 'metadata' },
+      { router: auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }), tag: 'audit' },
+      ...v1Admin.map((router) => ({ router, tag: 'dsync' })),
+    ],
+  };
+  const docs = (kind: 'public' | 'admin') => {
     const self: RouteDoc = {
       method: 'get',
       path: OPENAPI_PATHS[kind],
@@ -43,14 +65,13 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
         title: `gatehouse ${kind} API`,
         version: VERSION,
         description: `The ${kind} listener: OAuth 2.0 / OpenID Connect (Ory Hydra 26 compatible)${
-          kind === 'public' ? ', SCIM 2.0' : ', directory sync (BoxyHQ Jackson compatible)'
-        }.`,
+          kind === 'public' ? ', SCIM 2.0' : ''
+        }, directory sync (BoxyHQ Jackson compatible).`,
         serverUrl: kind === 'public' ? c.config.urls.self.public : c.config.urls.self.admin,
       },
       [
-        ...routerDocs(health, 'metadata'),
         ...OAUTH2_ROUTES.filter((r) => r.listener === kind),
-        ...routerDocs(dsync, 'dsync'),
+        ...others[kind].flatMap((o) => routerDocs(o.router, o.tag)),
         self,
       ],
     );
@@ -60,20 +81,18 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
     });
     return r;
   };
+  const [pubHealth, jackson, scim, ...pubV1] = others.public.map((o) => o.router);
+  const [admHealth, jackson2, metrics, audit, ...admV1] = others.admin.map((o) => o.router);
   return {
-    public: [
-      publicHealth,
-      c.oauth2.publicRouter,
-      c.dsync.publicRouter,
-      docs('public', publicHealth, c.dsync.publicRouter),
-    ],
-    admin: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter, docs('admin', adminHealth, c.dsync.adminRouter)],
+    public: [pubHealth, jackson, c.oauth2.publicRouter, scim, ...pubV1, docs('public')] as Router[],
+    admin: [admHealth, jackson2, metrics, audit, c.oauth2.adminRouter, ...admV1, docs('admin')] as Router[],
   };
 }
 
 export function buildApps(c: Container): Apps {
   const routers = listenerRouters(c);
   const limits = c.config.serve.limits;
+  const v1Public = ['public', 'both'].includes(c.config.dsync.api.listener);
   const common = {
     log: c.log,
     urlLimit: limits.url,
@@ -91,7 +110,7 @@ export function buildApps(c: Container): Apps {
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
       routers: routers.public,
-      errorFamilies: c.dsync.errorFamilies.public,
+      errorFamilies: [...c.dsync.errorFamilies.public, ...(v1Public ? c.dsync.errorFamilies.admin : [])],
     }),
     admin: createApp({
       ...common,

@@ -2,6 +2,7 @@
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
+import { countTokenResponse } from '../../core/observability/oauth2.ts';
 import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';
@@ -30,7 +31,8 @@ export function tokenHandlers(service: TokenService, exposeDebug: boolean) {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     try {
-      ctx.body = await service.exchange(formFields(ctx), ctx.get('authorization') || undefined);
+      const form = formFields(ctx);
+      ctx.body = countTokenResponse(form, await service.exchange(form, ctx.get('authorization') || undefined));
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       renderError(ctx, e, { exposeDebug });
