@@ -9,7 +9,8 @@
  *   device ── POST /oauth2/token grant_type=urn:ietf:params:oauth:grant-type:device_code (polls)
  *
  * Device challenges and verifiers are sealed like login challenges (`keyRing(secrets.system,
- * 'flow')`), valid `ttl.login_consent_request`; a device verifier is used once. The device request
+ * 'flow')`), valid `ttl.login_consent_request`; a device verifier is used once (recorded in
+ * `oauth2_used_verifiers` as `device:<challenge id>`). The device request
  * row holds only the signatures of the device and user codes. A rejected login or consent marks
  * the request rejected (the device then gets `access_denied`; Hydra 26 keeps polling pending).
  */
@@ -220,11 +221,12 @@ export function createDeviceService(d: DeviceDeps) {
 
       if (deviceVerifier && !loginVerifier && !consentVerifier) {
         const v = await open<DeviceVerifier>('device_verifier', deviceVerifier);
+        // CSRF first: a verifier that leaked to another browser cannot be burnt by it.
+        await checkCsrf(d, jar, d.cookies.deviceCsrfName, v.csrf);
         const usedUntil = new Date((v.requestedAt + 60) * 1000 + ttl);
-        if (!(await insertUsedConsent(d.db, `device:${v.id}`, usedUntil))) {
+        if (!(await markVerifierUsed(d.db, `device:${v.id}`, usedUntil))) {
           throw oauth2Error('access_denied', { hint: 'The device verifier has already been used.' });
         }
-        await checkCsrf(d, jar, d.cookies.deviceCsrfName, v.csrf);
         const client = await clientOf(params.client_id);
         if (client.id !== v.clientId) {
           throw oauth2Error('invalid_client', {
