@@ -22,11 +22,12 @@ export function registerWorker(program: Command): void {
           livenessIntervalMs: c.config.worker.liveness_check_interval,
           taskList: await loadTaskList(c),
         });
-        c.log.info('worker started');
+        // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
         onShutdown(async () => {
           await runner.stop();
           await c.close();
         });
+        c.log.info('worker started');
       }),
     );
 }
