@@ -233,6 +233,21 @@ describe('users and groups write side', () => {
     expect((await groups.create({ directoryId: d.id, name: '', raw: {} })).error?.code).toBe(400);
   });
 
+  it('refuses writes to a deactivated directory, and changes nothing', async () => {
+    const d = await createDirectory(s, { tenant: 'off', product: 'p' });
+    const ctl = lib.directorySyncController;
+    await ctl.directories.update(d.id, { deactivated: true });
+    const users = ctl.users.setTenantAndProduct('off', 'p');
+    expect(
+      await users.create({ directoryId: d.id, email: 'x@example.com', raw: { userName: 'x@example.com' } }),
+    ).toEqual({
+      data: null,
+      error: { message: 'The directory is deactivated: nothing was changed.', code: 409 },
+    });
+    expect((await users.getAll({ directoryId: d.id })).data).toEqual([]);
+    expect(await storedEvents(s, d.id)).toEqual([]);
+  });
+
   it('webhookLogs.log records a delivery the embedder made, in Jackson’s shape', async () => {
     const d = await createDirectory(s, {
       tenant: 'wl',
