@@ -2,7 +2,8 @@
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
-import { healthRouter, jacksonHealthRouter } from './core/http/health.ts';
+import { auditRouter } from './core/audit/routes.ts';
+import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { VERSION } from './version.ts';
 
@@ -55,7 +56,14 @@ export function buildApps(c: Container): Apps {
       kind: 'admin',
       bodyLimit: limits.body.admin,
       cors: c.config.serve.admin.cors,
-      routers: [adminHealth, jacksonHealth, c.oauth2.adminRouter, ...v1Admin],
+      routers: [
+        adminHealth,
+        jacksonHealth,
+        metricsRouter(),
+        auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }),
+        c.oauth2.adminRouter,
+        ...v1Admin,
+      ],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
   };

@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
+import { metricsServer } from '../core/observability/metrics.ts';
+import { startTracing } from '../core/observability/tracing.ts';
+import { VERSION } from '../version.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 
 export function registerWorker(program: Command): void {
@@ -13,7 +16,13 @@ export function registerWorker(program: Command): void {
         const config = configFrom(program.opts<GlobalFlags>());
         if (config.dsn === 'memory')
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
+        const tracing = await startTracing(config.tracing, { version: VERSION });
         const c = await createContainer({ config, checkDialect: true });
+        // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
+        const metrics = config.worker.metrics.port
+          ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
+          : undefined;
+        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         const runner = await startWorker({
           pool: c.pool,
           log: c.log,
@@ -25,7 +34,9 @@ export function registerWorker(program: Command): void {
         // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
         onShutdown(async () => {
           await runner.stop();
+          await metrics?.close();
           await c.close();
+          await tracing?.shutdown();
         });
         c.log.info('worker started');
       }),

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 
-export type LeafKind = 'string' | 'int' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
+export type LeafKind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
 
 export interface Leaf<S extends z.ZodType = z.ZodType> {
   readonly leaf: true;
@@ -475,6 +475,54 @@ export const spec = {
       '10s',
       'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
     ),
+    metrics: {
+      port: int(
+        0,
+        'Port on which `gatehouse worker` serves Prometheus metrics at `/metrics/prometheus` (0: off).',
+        0,
+        65535,
+      ),
+      host: str('', 'Interface of the worker metrics listener (empty: all interfaces).'),
+    },
+  },
+  tracing: {
+    provider: oneOf(
+      ['', 'otel', 'jaeger', 'zipkin'],
+      '',
+      "Tracing backend (Hydra's key): `otel` sends OpenTelemetry spans over OTLP/HTTP; empty: off. Hydra's `jaeger` and `zipkin` are accepted with a warning and leave tracing off.",
+    ),
+    service_name: str('gatehouse', 'Service name of the spans (`service.name`).'),
+    providers: {
+      otlp: {
+        server_url: str(
+          'localhost:4318',
+          'OTLP/HTTP endpoint, `host:port` as in Hydra (spans go to `/v1/traces`); a full URL is accepted too.',
+        ),
+        insecure: bool(false, 'Use plain HTTP instead of HTTPS for `server_url`.'),
+        sampling: {
+          sampling_ratio: leaf(
+            'number',
+            z.number().min(0).max(1).default(1),
+            'Share of new traces sampled (0 to 1); requests that carry a sampled `traceparent` are always traced.',
+            '1',
+          ),
+        },
+      },
+    },
+  },
+  metrics: {
+    enabled: bool(
+      true,
+      'Record the request, token, SCIM, webhook and query metrics served at `/admin/metrics/prometheus` (off: process, pool and job metrics only).',
+    ),
+  },
+  audit: {
+    enabled: bool(
+      false,
+      'Write audit events as rows of `audit_events` (in the transaction of the change) readable at `GET /admin/audit/events`; they are span events either way.',
+    ),
+    retention: dur('2160h', 'How long audit rows are kept (purged hourly in batches; `0`: kept forever).'),
+    purge_batch_size: int(1000, 'Audit rows deleted per purge transaction.', 1),
   },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),

@@ -349,6 +349,20 @@ export interface DsyncCloudSyncsTable {
   stats: Json<Record<string, unknown>> | null;
 }
 
+export interface AuditEventsTable {
+  id: Generated<number>;
+  time: Generated<Date>;
+  type: string;
+  actor_kind: string;
+  actor_id: string;
+  target_kind: string;
+  target_id: string;
+  outcome: string;
+  request_id: string;
+  trace_id: string;
+  details: Json<Record<string, unknown>>;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -377,6 +391,7 @@ export interface Database {
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
+  audit_events: AuditEventsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -396,6 +411,19 @@ const TOKEN_COLUMNS = [
 
 /** Column lists per table, compared with information_schema in a test so this file cannot drift. */
 export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
+  audit_events: [
+    'id',
+    'time',
+    'type',
+    'actor_kind',
+    'actor_id',
+    'target_kind',
+    'target_id',
+    'outcome',
+    'request_id',
+    'trace_id',
+    'details',
+  ],
   networks: ['id', 'created_at'],
   oauth2_login_sessions: [
     'nid',

@@ -1,6 +1,10 @@
-/** `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*). */
+/**
+ * `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*), and
+ * `/admin/metrics/prometheus` (Hydra's path) on the admin listener only.
+ */
 import Router from '@koa/router';
 import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
 
 export interface HealthDeps {
   version: string;
@@ -39,6 +43,17 @@ export function jacksonHealthRouter(deps: HealthDeps): Router {
     const errors = await deps.readiness();
     ctx.status = Object.keys(errors).length ? 503 : 200;
     ctx.body = { version: deps.version.replace(/^v/, '') };
+  });
+  return r;
+}
+
+/** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
+export function metricsRouter(): Router {
+  const r = new Router();
+  r.get('/admin/metrics/prometheus', async (ctx) => {
+    const body = await renderMetrics();
+    ctx.type = PROMETHEUS_CONTENT_TYPE;
+    ctx.body = body;
   });
   return r;
 }

@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { randomToken } from '../../core/crypto/random.ts';
+import { audit } from '../../core/audit/events.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import { dsyncError, dsyncMessage } from '../errors.ts';
 import type { LifecycleType } from '../events/lifecycle.ts';
@@ -176,6 +177,11 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     const created = await withTx(o.db, async (trx) => {
       const d = fromRow(await store.insertDirectory(trx, values));
       await emit(trx, 'dsync.created', d);
+      await audit(trx, {
+        type: 'dsync.directory.created',
+        target: { kind: 'directory', id: d.id },
+        details: { directory_type: d.type, tenant: d.tenant, product: d.product },
+      });
       return d;
     });
     return record(created);
@@ -226,6 +232,15 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       const d = fromRow(row);
       // Jackson: whenever `deactivated` is given, changed or not.
       if (p.deactivated !== undefined) await emit(trx, d.deactivated ? 'dsync.deactivated' : 'dsync.activated', d);
+      await audit(trx, {
+        type: 'dsync.directory.changed',
+        target: { kind: 'directory', id: d.id },
+        details: {
+          fields: Object.keys(p).filter((k) => !/secret|token/.test(k)),
+          webhook_changed: webhook.endpoint !== current.webhook.endpoint,
+          deactivated: p.deactivated,
+        },
+      });
       return d;
     });
     return record(updated);
@@ -241,7 +256,13 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     await withTx(o.db, async (trx) => {
       const row = await store.deleteDirectory(trx, id.toLowerCase());
       if (!row) throw notFound();
-      await emit(trx, 'dsync.deleted', fromRow(row));
+      const d = fromRow(row);
+      await emit(trx, 'dsync.deleted', d);
+      await audit(trx, {
+        type: 'dsync.directory.deleted',
+        target: { kind: 'directory', id: d.id },
+        details: { directory_type: d.type, tenant: d.tenant, product: d.product },
+      });
     });
   }
 

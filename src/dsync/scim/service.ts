@@ -9,9 +9,13 @@
  * directory is read once per request, before the transaction, with its SCIM secret the only sealed
  * value opened. Errors are thrown as SCIM AppErrors.
  */
+import { audit } from '../../core/audit/events.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import { isDataException, isForeignKeyViolation, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import { AppError } from '../../core/errors.ts';
+import { metrics } from '../../core/observability/metrics.ts';
+import { setActor } from '../../core/observability/scope.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from '../events/service.ts';
@@ -31,6 +35,7 @@ type Result = { status: number; data: unknown };
 type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise<Result>;
 
 const MAX_START = 2 ** 31;
+const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
 function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = PAGE_LIMIT): users.ListQuery {
@@ -64,6 +69,13 @@ export function createScimService(o: {
       try {
         return await withTx(o.db, async (trx) => {
           const { value, events } = await withEvents(trx, directory, policy, (batch) => fn(trx, directory, batch));
+          if (events.length)
+            await audit(trx, {
+              type: 'dsync.scim.change',
+              actor: { kind: 'directory', id: directory.id },
+              target: { kind: kind === 'users' ? 'user' : 'group', id: String(events[0]?.data?.id ?? '') },
+              details: { directory_type: directory.type, events: events.map((e) => e.event) },
+            });
           return { ...value, events };
         });
       } catch (e) {
@@ -143,9 +155,22 @@ export function createScimService(o: {
     opts: { trusted?: boolean; webhooks?: boolean } = {},
   ): Promise<ScimResult> {
     const policy = opts.webhooks === false ? { ...o.delivery, webhooks: false } : o.delivery;
+    const seen: { type?: string } = {};
+    const count = (status: number) =>
+      metrics.scimOperations.inc({
+        directory_type: seen.type ?? 'unknown',
+        resource: ['users', 'groups'].includes(String(req.resourceType).toLowerCase())
+          ? String(req.resourceType).toLowerCase()
+          : 'other',
+        operation: SCIM_METHODS.has(String(req.method).toUpperCase()) ? String(req.method).toUpperCase() : 'OTHER',
+        outcome: String(status),
+      });
     try {
-      return await dispatch(req, opts.trusted === true, policy);
+      const r = await dispatch(req, opts.trusted === true, policy, seen);
+      count(r.status);
+      return r;
     } catch (e) {
+      count(e instanceof AppError ? e.status : isDataException(e) ? 400 : 500);
       // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
       if (isDataException(e))
         throw scimError(400, 'The request contains a value that cannot be stored.', 'invalidValue');
@@ -153,14 +178,21 @@ export function createScimService(o: {
     }
   }
 
-  async function dispatch(req: DirectorySyncRequest, trusted: boolean, policy: DeliveryPolicy): Promise<ScimResult> {
+  async function dispatch(
+    req: DirectorySyncRequest,
+    trusted: boolean,
+    policy: DeliveryPolicy,
+    seen: { type?: string },
+  ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
     const directory = await o.directories.load(String(req.directoryId ?? ''));
     if (!directory) throw scimError(404, 'Directory configuration not found.');
     const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
     const ok = safeEqual(directory.scim.secret, secret) && isScimType(directory.type) && directory.scim.secret !== '';
+    seen.type = directory.type;
     if (!ok && !trusted) throw scimError(401, 'Unauthorized');
+    setActor({ kind: 'directory', id: directory.id });
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
