@@ -3,7 +3,7 @@
  * (redacted bodies and answers), `providers.google.cronInterval`, `db.pageLimit`, an optional
  * `db.encryptionKey` with engine 'sql', and clear errors for the engines gatehouse does not run on.
  */
-import { controllers } from '../../../src/index.ts';
+import { controllers } from 'gatehouse';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';

@@ -1,12 +1,12 @@
 /**
  * The write side of Jackson's directorySyncController, driven as an embedder drives it (the
- * package's entry, which `import { controllers } from 'gatehouse'` loads once built): result shapes against Jackson 26.2.0's for the same calls
+ * package imported by its name, `import { controllers } from 'gatehouse'`): result shapes against Jackson 26.2.0's for the same calls
  * (test/fixtures/dsync/jackson-controller-writes.json, produced by the .cjs next to it), events and
  * webhook deliveries identical to the SCIM requests making the same changes, `requests.handle`
  * callback semantics, and `setTenantAndProduct` in two statements.
  */
 import { readFileSync } from 'node:fs';
-import { controllers, type Controllers } from '../../../src/index.ts';
+import { controllers, type Controllers } from 'gatehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord, WebhookEvent } from '../../../src/dsync/types.ts';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';

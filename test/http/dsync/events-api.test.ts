@@ -5,7 +5,7 @@
  * through the writers' path and by rows inserted behind its back); retention purges in bounded
  * batches and the cursor steps over purged numbers only.
  */
-import { controllers, type Controllers } from '../../../src/index.ts';
+import { controllers, type Controllers } from 'gatehouse';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

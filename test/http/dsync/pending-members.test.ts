@@ -4,7 +4,7 @@
  * does), `group.user_added` carries what is known, and the user's arrival resolves it with a
  * complete `group.user_added`. A member removed before it was ever known leaves nothing.
  */
-import { controllers, type Controllers } from '../../../src/index.ts';
+import { controllers, type Controllers } from 'gatehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer, storedEvents, v1 } from '../../helpers/dsync.ts';

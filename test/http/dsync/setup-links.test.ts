@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
-import { controllers } from '../../../src/index.ts';
+import { controllers } from 'gatehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
