@@ -113,9 +113,13 @@ export function buildApps(c: Container): Apps {
       kind: 'public',
       bodyLimit: limits.body.public,
       middleware: [failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth), failedAuth)],
-      bodyLimits: c.dsync.errorFamilies.public
-        .filter((f) => f.family === 'scim')
-        .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
+      bodyLimits: [
+        ...c.dsync.errorFamilies.public
+          .filter((f) => f.family === 'scim')
+          .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
+        // The v1 API keeps the admin listener's body limit when it is served here.
+        ...(v1Public ? c.dsync.errorFamilies.admin.map((f) => ({ prefix: f.prefix, limit: limits.body.admin })) : []),
+      ],
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
       routers: routers.public,

@@ -582,7 +582,7 @@ export const spec = {
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
     debug_webhooks: bool(
       false,
-      'Log every webhook body and the receiver’s answer at info (secrets, tokens and e-mail addresses redacted).',
+      'Log every webhook body and the receiver’s answer at info, redacted (only the event’s identifiers stay readable; e-mail addresses and tokens in answers are masked).',
     ),
     page_limit: int(
       50,
