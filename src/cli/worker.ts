@@ -31,13 +31,14 @@ export function registerWorker(program: Command): void {
           livenessIntervalMs: c.config.worker.liveness_check_interval,
           taskList: await loadTaskList(c),
         });
-        c.log.info('worker started');
+        // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
         onShutdown(async () => {
           await runner.stop();
           await metrics?.close();
           await c.close();
           await tracing?.shutdown();
         });
+        c.log.info('worker started');
       }),
     );
 }

@@ -8,17 +8,22 @@
 import autocannon from 'autocannon';
 import { configureAudit } from '../../src/core/audit/events.ts';
 import { configureMetrics } from '../../src/core/observability/metrics.ts';
-import { scimRequests, tokenRequest } from './scenarios/observability.ts';
-import { startBenchServer } from './server.ts';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../src/core/config/load.ts';
+import { createContainer } from '../../src/container.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { serve } from '../../src/server.ts';
+import { OBS_API_KEY, OBS_MODES, scimRequests, tokenRequests } from './scenarios/observability.ts';
 import type { BenchRequest } from './types.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const MODES = [
-  { label: 'metrics off, audit off', metrics: false, audit: false },
-  { label: 'metrics on, audit off', metrics: true, audit: false },
-  { label: 'metrics on, audit rows on', metrics: true, audit: true },
-];
+const MODES = OBS_MODES.map((m) => ({
+  label: m.label,
+  metrics: m.overrides['metrics.enabled'],
+  audit: m.overrides['audit.enabled'],
+}));
 
 async function rps(url: string, requests: BenchRequest[]): Promise<{ rps: number; bad: number }> {
   const r = await autocannon({
@@ -29,7 +34,7 @@ async function rps(url: string, requests: BenchRequest[]): Promise<{ rps: number
       method: q.method ?? 'GET',
       path: q.path,
       headers: q.headers ?? {},
-      ...(q.body ? { body: q.body } : {}),
+      ...(typeof q.body === 'string' ? { body: q.body } : {}),
     })),
   });
   return { rps: r.requests.average, bad: r.errors + r.timeouts + r.non2xx };
@@ -41,15 +46,39 @@ const median = (xs: number[]) => {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
 
-const server = await startBenchServer({
-  'oauth2.hashers.pbkdf2.iterations': 1000,
-  'db.jwk_cache.enabled': true,
-  'db.jwk_cache.ttl': '10m',
+// One gatehouse in this process (no worker: nothing on these paths needs one), on a fresh database.
+const base = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
+if (!base) throw new Error('set DATABASE_URL (a PostgreSQL the user may create databases on)');
+const dbName = `gh_bench_obs_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: base });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const dsn = new URL(base);
+dsn.pathname = `/${dbName}`;
+const container = await createContainer({
+  config: loadConfig({
+    env: {},
+    overrides: {
+      dsn: dsn.toString(),
+      dev: true,
+      'secrets.system': ['bench-system-secret-0123456789'],
+      'serve.public.port': 0,
+      'serve.admin.port': 0,
+      'serve.public.host': '127.0.0.1',
+      'serve.admin.host': '127.0.0.1',
+      'dsync.api_keys': [OBS_API_KEY],
+    },
+  }),
+  log: createLogger({ level: 'silent' }),
+  databaseUrl: dsn.toString(),
+  autoMigrate: true,
 });
+const serving = await serve(container, 'all');
+const urls = { url: serving.public?.url as string, adminUrl: serving.admin?.url as string };
 try {
   const paths = [
-    { name: 'POST /oauth2/token client_credentials (opaque)', requests: await tokenRequest(server) },
-    { name: 'SCIM PUT /Users (8 directories, no webhook)', requests: await scimRequests(server) },
+    { name: 'POST /oauth2/token client_credentials (opaque)', requests: await tokenRequests(urls) },
+    { name: 'SCIM PUT /Users (8 directories, no webhook)', requests: await scimRequests(urls) },
   ];
   const results = new Map<string, number[]>();
   let bad = 0;
@@ -58,7 +87,7 @@ try {
       for (const m of MODES) {
         configureMetrics({ enabled: m.metrics });
         configureAudit({ enabled: m.audit });
-        const r = await rps(server.publicUrl, p.requests);
+        const r = await rps(urls.url, p.requests);
         bad += r.bad;
         const key = `${p.name}|${m.label}`;
         results.set(key, [...(results.get(key) ?? []), r.rps]);
@@ -77,5 +106,8 @@ try {
     }
   }
 } finally {
-  await server.close();
+  await serving.close(1000);
+  await container.close();
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.end();
 }

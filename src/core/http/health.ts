@@ -4,6 +4,7 @@
  */
 import Router from '@koa/router';
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
+import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
 
 export interface HealthDeps {
   version: string;
@@ -20,6 +21,7 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
     const errors = await deps.readiness();
     if (Object.keys(errors).length) {
       ctx.status = 503;
+      ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER));
       ctx.body = { errors };
       return;
     }
@@ -38,6 +40,20 @@ export function metricsRouter(): Router {
     const body = await renderMetrics();
     ctx.type = PROMETHEUS_CONTENT_TYPE;
     ctx.body = body;
+  });
+  return r;
+}
+
+/**
+ * Jackson's `GET /api/health`: `{ version }` (the package version, without a `v`) when ready,
+ * 503 with the same body otherwise. No authentication, as in Jackson.
+ */
+export function jacksonHealthRouter(deps: HealthDeps): Router {
+  const r = new Router();
+  r.get('/api/health', async (ctx) => {
+    const errors = await deps.readiness();
+    ctx.status = Object.keys(errors).length ? 503 : 200;
+    ctx.body = { version: deps.version.replace(/^v/, '') };
   });
   return r;
 }

@@ -1,8 +1,8 @@
 /**
  * SCIM `/Groups` semantics (Jackson DirectoryGroups, spec/dsync.md §3.4, §3.8), scoped to one
  * directory. Differences from Jackson, on purpose: members sent with POST and PUT are stored, ops
- * are case-insensitive and `replace`/`remove` of `members` are honoured (Q10), and a member that
- * is not a user of the directory is ignored without an event, as is re-adding a member (Q7).
+ * are case-insensitive and `replace`/`remove` of `members` are honoured (Q10), and re-adding a
+ * member makes no event (Q7). A member that is not (yet) a user is kept (see addMembers).
  * Responses keep Jackson's shape, `members: []` included.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,8 +12,8 @@ import { scimError } from '../errors.ts';
 import type { EventBatch } from '../events/service.ts';
 import * as groups from '../store/groups.ts';
 import * as members from '../store/members.ts';
-import { findUsers } from '../store/users.ts';
-import type { Directory, DsyncGroup, Raw } from '../types.ts';
+import { findUsers, lockNames } from '../store/users.ts';
+import type { Directory, DsyncGroup, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody } from './attributes.ts';
 import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';
 import { LIST_RESPONSE, type ListQuery } from './users.ts';
@@ -38,22 +38,50 @@ function memberIds(v: unknown): string[] {
   return [...new Set(ids as string[])];
 }
 
-export async function loadGroup(db: Executor, directory: Directory, id: string): Promise<DsyncGroup> {
-  const g = await groups.findGroup(db, directory.id, id);
+/** Loads a group of the directory or throws Jackson's 404; a write locks the row (`forUpdate`). */
+export async function loadGroup(
+  db: Executor,
+  directory: Directory,
+  id: string,
+  forUpdate = false,
+): Promise<DsyncGroup> {
+  const g = await groups.findGroup(db, directory.id, id, { forUpdate });
   if (!g) throw scimError(404, 'Group not found');
   return g;
 }
 
+/**
+ * Adds the members: `group.user_added` per new membership. A member that is not (yet) a user of
+ * the directory is kept too (Jackson keeps it), with an event carrying what is known (`{id, group}`);
+ * when that user is created, `group.user_added` follows with the user's data (resolveMemberships).
+ */
 async function addMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
   const known = await findUsers(trx, group.directoryId, ids);
   const byId = new Map(known.map((u) => [u.id, u]));
-  const added = await members.addMembers(
-    trx,
-    group.directoryId,
-    group.id,
-    ids.filter((id) => byId.has(id)),
+  const added = await members.addMembers(trx, group.directoryId, group.id, ids);
+  for (const id of added) {
+    const user = byId.get(id);
+    batch.add('group.user_added', user ? { user, group } : { userId: id, group });
+  }
+}
+
+/** A user appeared: the memberships made before it are now complete, `group.user_added` each. */
+export async function resolveMemberships(trx: Executor, user: DsyncUser, batch: EventBatch): Promise<void> {
+  const pending = await members.membershipsOf(trx, user.directoryId, [user.id]);
+  if (!pending.length) return;
+  const byId = new Map(
+    (
+      await groups.findGroups(
+        trx,
+        user.directoryId,
+        pending.map((m) => m.groupId),
+      )
+    ).map((g) => [g.id, g]),
   );
-  for (const id of added) batch.add('group.user_added', { user: byId.get(id)!, group });
+  for (const m of pending) {
+    const group = byId.get(m.groupId);
+    if (group) batch.add('group.user_added', { user, group });
+  }
 }
 
 async function removeMembers(trx: Executor, group: DsyncGroup, ids: string[] | undefined, batch: EventBatch) {
@@ -65,7 +93,7 @@ async function removeMembers(trx: Executor, group: DsyncGroup, ids: string[] | u
   }
 }
 
-/** Makes the group's members exactly `ids` (the existing users among them). */
+/** Makes the group's members exactly `ids`. */
 async function setMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
   const current = await members.listMemberIds(trx, group.directoryId, group.id);
   const wanted = new Set(ids);
@@ -82,6 +110,7 @@ export async function createGroup(trx: Executor, directory: Directory, body: unk
   const b = resourceBody(body);
   const name = displayName(b.displayName);
   const id = str(b.groupId) || randomUUID();
+  await lockNames(trx, directory.id, 'group', [name ?? '', str(b.groupId) ?? '']);
   if ((await groups.findGroupByName(trx, directory.id, name)) || (await groups.findGroup(trx, directory.id, id)))
     throw scimError(409, 'Group already exists', 'uniqueness');
   const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...b, members: [] };

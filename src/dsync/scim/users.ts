@@ -11,6 +11,7 @@ import * as users from '../store/users.ts';
 import type { Directory, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody, userAttributes, userRaw } from './attributes.ts';
 import type { Predicate } from './filter.ts';
+import { resolveMemberships } from './groups.ts';
 import { applyPatch, explicitEmail, patchOperations, userOperations } from './patch.ts';
 
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -23,9 +24,9 @@ function build(directory: Directory, id: string, body: Raw): DsyncUser {
   return { directoryId: directory.id, id, ...a, raw: userRaw(body, id) };
 }
 
-/** Loads a user of the directory or throws Jackson's 404. */
-export async function loadUser(db: Executor, directory: Directory, id: string): Promise<DsyncUser> {
-  const u = await users.findUser(db, directory.id, id);
+/** Loads a user of the directory or throws Jackson's 404; a write locks the row (`forUpdate`). */
+export async function loadUser(db: Executor, directory: Directory, id: string, forUpdate = false): Promise<DsyncUser> {
+  const u = await users.findUser(db, directory.id, id, { forUpdate });
   if (!u) throw scimError(404, 'User not found');
   return u;
 }
@@ -35,10 +36,12 @@ export async function createUser(trx: Executor, directory: Directory, body: unkn
   const b = resourceBody(body);
   const requested = typeof b.userId === 'string' && b.userId !== '' ? b.userId : undefined;
   const user = build(directory, requested ?? randomUUID(), b);
+  await users.lockNames(trx, directory.id, 'user', [user.userName ?? '', user.email ?? '', requested ?? '']);
   if (await users.findUserClash(trx, directory.id, user.userName, user.email)) throw exists();
   if (requested && (await users.findUser(trx, directory.id, requested))) throw exists();
   await users.insertUser(trx, user);
   batch.add('user.created', { user });
+  await resolveMemberships(trx, user, batch);
   return { status: 201, data: user.raw };
 }
 

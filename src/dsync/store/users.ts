@@ -47,18 +47,44 @@ export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
     .execute();
 }
 
+/** Deletes the user and its group memberships (without events: Q8). */
 export async function deleteUser(db: Executor, directoryId: string, id: string): Promise<void> {
   await db.deleteFrom('dsync_users').where('directory_id', '=', directoryId).where('id', '=', id).execute();
+  await deleteMemberships(db, directoryId, [id]);
 }
 
-export async function findUser(db: Executor, directoryId: string, id: string): Promise<DsyncUser | undefined> {
-  const r = await db
-    .selectFrom('dsync_users')
-    .selectAll()
+/** Memberships of these users (they may exist before the user does; see members.ts). */
+async function deleteMemberships(db: Executor, directoryId: string, userIds: string[]): Promise<void> {
+  if (!userIds.length) return;
+  await db
+    .deleteFrom('dsync_group_members')
     .where('directory_id', '=', directoryId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+    .where('user_id', 'in', userIds)
+    .execute();
+}
+
+/** A user of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
+export async function findUser(
+  db: Executor,
+  directoryId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<DsyncUser | undefined> {
+  let q = db.selectFrom('dsync_users').selectAll().where('directory_id', '=', directoryId).where('id', '=', id);
+  if (opts.forUpdate) q = q.forUpdate();
+  const r = await q.executeTakeFirst();
   return r && toUser(r);
+}
+
+/**
+ * Serialises, until the transaction ends, the creates of a directory that claim any of these
+ * names (case-insensitive): a check for a taken name followed by the insert cannot race with
+ * another create of the same name. Transaction-level advisory locks, taken in one sorted order.
+ */
+export async function lockNames(db: Executor, directoryId: string, kind: string, names: string[]): Promise<void> {
+  const keys = [...new Set(names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`))].sort();
+  if (!keys.length) return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) as k`.execute(db);
 }
 
 /** Users of the directory whose userName or email equals one of the given values (case-insensitive). */
@@ -155,7 +181,7 @@ export async function listUserIds(db: Executor, directoryId: string, afterId: st
   return rows.map((r) => r.id);
 }
 
-/** Deletes these users (their memberships go by foreign key); returns them as they were, in id order. */
+/** Deletes these users and their memberships; returns them as they were, in id order. */
 export async function deleteUsers(db: Executor, directoryId: string, ids: string[]): Promise<DsyncUser[]> {
   if (!ids.length) return [];
   const rows = await db
@@ -164,6 +190,11 @@ export async function deleteUsers(db: Executor, directoryId: string, ids: string
     .where('id', 'in', ids)
     .returningAll()
     .execute();
+  await deleteMemberships(
+    db,
+    directoryId,
+    rows.map((r) => r.id),
+  );
   return rows.map(toUser).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
