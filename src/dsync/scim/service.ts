@@ -35,7 +35,6 @@ type Result = { status: number; data: unknown };
 type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise<Result>;
 
 const MAX_START = 2 ** 31;
-const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
 function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = PAGE_LIMIT): users.ListQuery {
@@ -48,6 +47,8 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = P
     filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
   };
 }
+
+const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function createScimService(o: {
   db: Db;
