@@ -40,6 +40,7 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
           concurrency: c.config.worker.concurrency,
           pollInterval: c.config.worker.poll_interval,
           livenessIntervalMs: c.config.worker.liveness_check_interval,
+          crontabFile: c.config.worker.crontab,
           taskList: await loadTaskList(c),
         })
       : undefined;

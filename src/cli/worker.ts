@@ -20,6 +20,7 @@ export function registerWorker(program: Command): void {
           concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
           pollInterval: c.config.worker.poll_interval,
           livenessIntervalMs: c.config.worker.liveness_check_interval,
+          crontabFile: c.config.worker.crontab,
           taskList: await loadTaskList(c),
         });
         c.log.info('worker started');

@@ -347,6 +347,10 @@ export const spec = {
       '10s',
       'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
     ),
+    crontab: str(
+      '',
+      'Path of the crontab file the worker schedules from (empty: the `crontab` file shipped with gatehouse).',
+    ),
   },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
