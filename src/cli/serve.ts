@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
+import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { serve } from '../server.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
@@ -32,18 +33,18 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
   const s = await serve(c, which);
   const inProcess =
     c.config.worker.in_process === 'on' || (c.config.worker.in_process === 'auto' && c.dsn.kind === 'memory');
-  const runner =
-    which === 'all' && inProcess
-      ? await startWorker({
-          pool: c.pool,
-          log: c.log,
-          concurrency: c.config.worker.concurrency,
-          pollInterval: c.config.worker.poll_interval,
-          livenessIntervalMs: c.config.worker.liveness_check_interval,
-          crontabFile: c.config.worker.crontab,
-          taskList: await loadTaskList(c),
-        })
-      : undefined;
+  const queue = which === 'all' && inProcess ? await openQueuePool(c) : undefined;
+  const runner = queue
+    ? await startWorker({
+        pool: queue.pool,
+        log: c.log,
+        concurrency: c.config.worker.concurrency,
+        pollInterval: c.config.worker.poll_interval,
+        livenessIntervalMs: c.config.worker.liveness_check_interval,
+        crontabFile: c.config.worker.crontab,
+        taskList: await loadTaskList(c),
+      })
+    : undefined;
   c.log.info(
     { public: s.public?.port, admin: s.admin?.port, worker: runner ? 'in-process' : 'separate', database: c.dsn.kind },
     'gatehouse is serving',
@@ -52,6 +53,7 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
     c.log.info('shutting down: no new connections, finishing in-flight requests');
     await s.close();
     await runner?.stop();
+    await queue?.close();
     await c.close();
   });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
+import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 
@@ -14,8 +15,15 @@ export function registerWorker(program: Command): void {
         if (config.dsn === 'memory')
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const c = await createContainer({ config, checkDialect: true });
+        let queue: Awaited<ReturnType<typeof openQueuePool>>;
+        try {
+          queue = await openQueuePool(c);
+        } catch (e) {
+          await c.close();
+          throw e;
+        }
         const runner = await startWorker({
-          pool: c.pool,
+          pool: queue.pool,
           log: c.log,
           concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
           pollInterval: c.config.worker.poll_interval,
@@ -26,6 +34,7 @@ export function registerWorker(program: Command): void {
         c.log.info('worker started');
         onShutdown(async () => {
           await runner.stop();
+          await queue.close();
           await c.close();
         });
       }),

@@ -352,6 +352,13 @@ export const spec = {
       'Path of the crontab file the worker schedules from (empty: the `crontab` file shipped with gatehouse).',
     ),
   },
+  queue: {
+    direct_dsn: str(
+      '',
+      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, used by workers for graphile-worker (LISTEN/NOTIFY, session advisory locks), when `dsn` goes through a transaction-pooling pooler such as PgBouncer. Empty: workers use `dsn`, and refuse it when it turns out to be such a pooler.',
+      { secret: true },
+    ),
+  },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
     limit: int(10000, 'Rows a janitor run selects per target before it re-enqueues itself.', 1),
