@@ -9,6 +9,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Config } from './core/config/load.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
 import { createDatabase } from './core/db/client.ts';
 import { checkDialect } from './core/db/dialect.ts';
 import { type ParsedDsn, parseDsn } from './core/db/dsn.ts';
@@ -37,7 +38,17 @@ export interface Core {
   pool: pg.Pool;
   embedded: EmbeddedPostgres | undefined;
   /** The guarded outbound HTTP clients (the only way to reach the network), configured per side. */
-  fetch: { oauth2: SafeFetch; dsync: SafeFetch };
+  fetch: {
+    oauth2: SafeFetch;
+    /**
+     * Requests for clients created through dynamic registration: internal addresses refused unless
+     * `oidc.dynamic_client_registration.allow_internal_addresses` (then the same as `oauth2`).
+     */
+    oauth2Dynamic: SafeFetch;
+    dsync: SafeFetch;
+  };
+  /** Change notifications from other processes (prepared documents, key caches); listens on first use. */
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -104,7 +115,11 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   if (config.secrets.system.length === 0) {
     config = { ...config, secrets: { ...config.secrets, system: [devSecret(config.db.memory.dir, log)] } };
   }
-  const handle = createDatabase(url, { max: config.db.pool.max, log });
+  const handle = createDatabase(url, {
+    max: config.db.pool.max,
+    connectTimeoutMs: config.db.pool.connect_timeout,
+    log,
+  });
   try {
     if (o.checkDialect) await checkDialect(handle.pool, dsn.kind);
     if (o.autoMigrate ?? dsn.kind === 'memory') {
@@ -116,6 +131,12 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     await embedded?.stop();
     throw e;
   }
+  const seam = { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions };
+  const oauth2 = oauth2SafeFetch(config, seam);
+  const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
+    ? oauth2
+    : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
+  const changes = createChangeFeed({ url, log });
   const core: Core = {
     config,
     log,
@@ -124,11 +145,10 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     db: handle.db,
     pool: handle.pool,
     embedded,
-    fetch: {
-      oauth2: oauth2SafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
-      dsync: dsyncSafeFetch(config, { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions }),
-    },
+    fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
+    changes,
     async close() {
+      await changes.close();
       await handle.destroy();
       await embedded?.stop();
     },

@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { healthRouter } from './core/http/health.ts';
+import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {
@@ -12,8 +13,10 @@ export interface Apps {
 
 export function buildApps(c: Container): Apps {
   const version = `v${VERSION}`;
+  const limits = c.config.serve.limits;
   const common = {
     log: c.log,
+    urlLimit: limits.url,
     exposeDebug: c.config.oauth2.expose_internal_errors,
     disableHealthLog: c.config.serve.request_log.disable_for_health,
   };
@@ -27,12 +30,20 @@ export function buildApps(c: Container): Apps {
     public: createApp({
       ...common,
       kind: 'public',
+      bodyLimit: limits.body.public,
+      bodyLimits: c.dsync.errorFamilies.public
+        .filter((f) => f.family === 'scim')
+        .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
+      cors: c.config.serve.public.cors,
+      perClientCors: c.oauth2.cors,
       routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
       errorFamilies: c.dsync.errorFamilies.public,
     }),
     admin: createApp({
       ...common,
       kind: 'admin',
+      bodyLimit: limits.body.admin,
+      cors: c.config.serve.admin.cors,
       routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
@@ -43,6 +54,11 @@ export interface Serving {
   public?: Listening;
   admin?: Listening;
   close(graceMs?: number): Promise<void>;
+  /**
+   * Re-reads the TLS certificates and keys of the listeners that use them (SIGHUP). A listener whose
+   * new pair cannot be loaded keeps its current one; the answer lists one line per listener.
+   */
+  reloadTls(): { listener: ListenerName; ok: boolean; message: string }[];
 }
 
 export async function serve(
@@ -51,9 +67,33 @@ export async function serve(
   ports?: { public?: number; admin?: number; host?: string },
 ): Promise<Serving> {
   const apps = buildApps(c);
+  const tls = {
+    public: which === 'admin' ? undefined : listenerTls(c.config, 'public'),
+    admin: which === 'public' ? undefined : listenerTls(c.config, 'admin'),
+  };
+  // Both pairs are loaded before either listener opens: a bad one stops the start cleanly.
+  const material = {
+    public: tls.public && loadTlsMaterial(tls.public),
+    admin: tls.admin && loadTlsMaterial(tls.admin),
+  };
   const out: Serving = {
     async close(graceMs?: number) {
       await Promise.all([out.public?.close(graceMs), out.admin?.close(graceMs)]);
+    },
+    reloadTls() {
+      const results: { listener: ListenerName; ok: boolean; message: string }[] = [];
+      for (const name of ['public', 'admin'] as const) {
+        const settings = tls[name];
+        const l = out[name];
+        if (!settings || !l?.setTls) continue;
+        try {
+          l.setTls(loadTlsMaterial(settings));
+          results.push({ listener: name, ok: true, message: 'certificate reloaded' });
+        } catch (e) {
+          results.push({ listener: name, ok: false, message: (e as Error).message });
+        }
+      }
+      return results;
     },
   };
   if (which !== 'admin')
@@ -61,12 +101,16 @@ export async function serve(
       apps.public,
       ports?.public ?? c.config.serve.public.port,
       ports?.host ?? c.config.serve.public.host,
+      material.public,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   if (which !== 'public')
     out.admin = await listen(
       apps.admin,
       ports?.admin ?? c.config.serve.admin.port,
       ports?.host ?? c.config.serve.admin.host,
+      material.admin,
+      { maxHeaderSize: c.config.serve.limits.headers },
     );
   return out;
 }

@@ -45,7 +45,21 @@ export function buildProgram(): Command {
 
 /** Runs the CLI with the process arguments (the package's `gatehouse` bin calls this). */
 export async function main(argv: string[] = process.argv): Promise<void> {
+  quietOnClosedPipe();
   await buildProgram().parseAsync(argv);
+}
+
+/**
+ * `gatehouse migrate status | head -1`: once the reader is gone, writing fails with EPIPE. That is
+ * the reader's choice, not an error: stop quietly instead of printing a stack trace.
+ */
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
+  }
 }
 
 if (import.meta.main) {

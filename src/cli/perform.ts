@@ -4,6 +4,7 @@
  * (`http://127.0.0.1:<port>/callback`), prints the authorization URL to open, exchanges the code it
  * receives (with PKCE S256) and prints the tokens. The client comes from the flags or from
  * `OAUTH2_CLIENT_ID` / `OAUTH2_CLIENT_SECRET`; the public URL from `--endpoint` or `ORY_SDK_URL`.
+ * `gatehouse perform device-code` runs the device authorization grant the same way.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -144,6 +145,77 @@ async function authorizationCode(o: PerformOptions): Promise<void> {
   printTokens(tokens, o.format);
 }
 
+interface DeviceOptions {
+  clientId?: string;
+  clientSecret?: string;
+  endpoint?: string;
+  scope: string;
+  audience?: string;
+  format: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `perform device-code` (Hydra's): the device authorization request, the verification URI and user
+ * code printed for the user, then polling the token endpoint at the given interval (5 s more after
+ * each `slow_down`, RFC 8628 §3.5) until tokens, an error, or the device code's expiry.
+ */
+async function deviceCode(o: DeviceOptions): Promise<void> {
+  const id = o.clientId || process.env.OAUTH2_CLIENT_ID || '';
+  const secret = o.clientSecret ?? process.env.OAUTH2_CLIENT_SECRET ?? '';
+  if (!id) throw new Error('no client: pass --client-id or set OAUTH2_CLIENT_ID');
+  const root = base(o.endpoint);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (secret) headers.authorization = basicAuthorization(id, secret);
+  const form = new URLSearchParams({ client_id: id, scope: o.scope.split(',').filter(Boolean).join(' ') });
+  if (o.audience) form.set('audience', o.audience.split(',').join(' '));
+  const r = await fetch(new URL('oauth2/device/auth', root), { method: 'POST', headers, body: form });
+  const auth = (await r.json().catch(() => ({}))) as {
+    device_code?: string;
+    user_code?: string;
+    verification_uri?: string;
+    verification_uri_complete?: string;
+    expires_in?: number;
+    interval?: number;
+    error?: string;
+    error_description?: string;
+  };
+  if (!r.ok || !auth.device_code) {
+    throw new Error(
+      `the device authorization endpoint answered ${r.status}: ${auth.error ?? ''} ${auth.error_description ?? ''}`.trim(),
+    );
+  }
+  process.stdout.write(
+    `To authenticate, open ${auth.verification_uri_complete}\n(or ${auth.verification_uri} and enter the code ${auth.user_code})\n`,
+  );
+  let interval = Math.max(1, auth.interval ?? 5) * 1000;
+  const deadline = Date.now() + (auth.expires_in ?? 600) * 1000;
+  while (Date.now() < deadline) {
+    await sleep(interval);
+    const poll = new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      device_code: auth.device_code,
+    });
+    if (!secret) poll.set('client_id', id);
+    const t = await fetch(new URL('oauth2/token', root), { method: 'POST', headers, body: poll });
+    const body = (await t.json().catch(() => ({}))) as Tokens & { error?: string; error_description?: string };
+    if (t.ok) {
+      printTokens(body, o.format);
+      return;
+    }
+    if (body.error === 'authorization_pending') continue;
+    if (body.error === 'slow_down') {
+      interval += 5000;
+      continue;
+    }
+    throw new Error(
+      `the token endpoint answered ${t.status}: ${body.error ?? ''} ${body.error_description ?? ''}`.trim(),
+    );
+  }
+  throw new Error('the device code expired before the user authorized it');
+}
+
 export function registerPerform(program: Command): void {
   const perform =
     program.commands.find((c) => c.name() === 'perform') ??
@@ -163,4 +235,14 @@ export function registerPerform(program: Command): void {
     .option('--no-open', 'do not try to open a browser (gatehouse never does; kept for Hydra compatibility)')
     .option('--format <format>', 'output: default or json', 'default')
     .action((o: PerformOptions) => run(() => authorizationCode(o)));
+  perform
+    .command('device-code')
+    .description('Run the device authorization grant (RFC 8628): print the user code, poll, print the tokens')
+    .option('--client-id <id>', 'OAuth 2.0 client id (or OAUTH2_CLIENT_ID)')
+    .option('--client-secret <secret>', 'OAuth 2.0 client secret (or OAUTH2_CLIENT_SECRET); omit for public clients')
+    .option('-e, --endpoint <url>', 'public URL of gatehouse (or ORY_SDK_URL)', process.env.ORY_SDK_URL)
+    .option('--scope <scopes>', 'comma separated scopes', 'offline,openid')
+    .option('--audience <audiences>', 'comma separated audiences')
+    .option('--format <format>', 'output: default or json', 'default')
+    .action((o: DeviceOptions) => run(() => deviceCode(o)));
 }

@@ -45,10 +45,7 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
         taskList: await loadTaskList(c),
       })
     : undefined;
-  c.log.info(
-    { public: s.public?.port, admin: s.admin?.port, worker: runner ? 'in-process' : 'separate', database: c.dsn.kind },
-    'gatehouse is serving',
-  );
+  // Signal handlers first: a supervisor may stop the process as soon as it reports that it serves.
   onShutdown(async () => {
     c.log.info('shutting down: no new connections, finishing in-flight requests');
     await s.close();
@@ -56,6 +53,41 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
     await queue?.close();
     await c.close();
   });
+  // SIGHUP re-reads the TLS certificates and keys (after a renewal); a bad pair keeps the old one.
+  process.on('SIGHUP', () => {
+    const results = s.reloadTls();
+    if (!results.length) c.log.info('SIGHUP: no listener uses TLS; nothing to reload');
+    for (const r of results) {
+      if (r.ok) c.log.info({ listener: r.listener }, 'TLS certificate reloaded');
+      else c.log.error({ listener: r.listener }, `TLS certificate not reloaded, the previous one stays: ${r.message}`);
+    }
+  });
+  const worker = runner ? 'in-process' : 'separate (run gatehouse worker)';
+  const database =
+    c.dsn.kind === 'memory' ? `memory (embedded PostgreSQL in ${c.config.db.memory.dir})` : describeDsn(c.config.dsn);
+  c.log.info(
+    { public: s.public?.port, admin: s.admin?.port, worker: runner ? 'in-process' : 'separate', database: c.dsn.kind },
+    'gatehouse is serving',
+  );
+  // Once, for the person who started it: where it listens, which database, where jobs run.
+  process.stderr.write(
+    [
+      ...(s.public ? [`gatehouse: public API on ${s.public.url}`] : []),
+      ...(s.admin ? [`gatehouse: admin API on ${s.admin.url}`] : []),
+      `gatehouse: database ${database}`,
+      `gatehouse: worker ${worker}`,
+    ].join('\n') + '\n',
+  );
+}
+
+/** `postgres://host:port/db` without user, password or query (which may hold credentials). */
+export function describeDsn(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(unparseable dsn)';
+  }
 }
 
 export function registerServe(program: Command): void {

@@ -31,12 +31,13 @@ export function registerWorker(program: Command): void {
           crontabFile: c.config.worker.crontab,
           taskList: await loadTaskList(c),
         });
-        c.log.info('worker started');
+        // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
         onShutdown(async () => {
           await runner.stop();
           await queue.close();
           await c.close();
         });
+        c.log.info('worker started');
       }),
     );
 }

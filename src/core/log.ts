@@ -166,6 +166,20 @@ function textStream(out: NodeJS.WritableStream): DestinationStream {
   }) as unknown as DestinationStream;
 }
 
+/** `json_pretty` (Hydra's name): each entry as indented JSON. */
+function prettyJsonStream(out: NodeJS.WritableStream): DestinationStream {
+  return new Writable({
+    write(chunk, _enc, cb) {
+      try {
+        out.write(`${JSON.stringify(JSON.parse(String(chunk)), null, 2)}\n`);
+      } catch {
+        out.write(chunk);
+      }
+      cb();
+    },
+  }) as unknown as DestinationStream;
+}
+
 export interface LogOptions {
   level?: string;
   format?: string;
@@ -176,7 +190,12 @@ export interface LogOptions {
 export function createLogger(opts: LogOptions = {}): Logger {
   const level = LEVELS[opts.level ?? 'info'] ?? opts.level ?? 'info';
   const dest =
-    opts.destination ?? (opts.format === 'text' ? textStream(process.stdout) : pino.destination({ sync: false }));
+    opts.destination ??
+    (opts.format === 'text'
+      ? textStream(process.stdout)
+      : opts.format === 'json_pretty'
+        ? prettyJsonStream(process.stdout)
+        : pino.destination({ sync: false }));
   const secrets = !opts.leakSensitiveValues;
   return pino(
     {

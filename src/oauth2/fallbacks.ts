@@ -1,13 +1,13 @@
 /**
  * Hydra's fallback pages on the public listener, shown when a `urls.*` key is not set: the login,
- * consent and logout UIs (200, "configuration key … is not set"), the post-logout page ("You logged
- * out successfully!") and the error page (500, listing `error`, `error_description`, `error_hint`,
+ * consent, logout and device verification UIs (200, "configuration key … is not set"), the
+ * post-logout page ("You logged out successfully!"), the device success page and the error page (500, listing `error`, `error_description`, `error_hint`,
  * `error_debug` from the query). Every value is HTML-escaped.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { firstValue } from './guard.ts';
-import { escapeHtml } from './logout/page.ts';
+import { escapeHtml, sendHtml } from '../core/http/html.ts';
 
 const MISSING = 'The request could not be executed because a mandatory configuration key is missing or malformed';
 
@@ -28,8 +28,7 @@ const keyNote = (key: string) =>
 
 function fallback(key: string, title = MISSING, heading = MISSING) {
   return async (ctx: Context) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page(title, heading, keyNote(key));
+    sendHtml(ctx, () => page(title, heading, keyNote(key)));
   };
 }
 
@@ -45,6 +44,15 @@ export function registerFallbackRoutes(router: Router): void {
       'The Default Post Logout URL is not set which is why you are seeing this fallback page. Your log out request however succeeded.',
     ),
   );
+  router.get('/oauth2/fallbacks/device', fallback('urls.device.verification'));
+  router.get(
+    '/oauth2/fallbacks/device/done',
+    fallback(
+      'urls.device.success',
+      'You successfully authenticated on your device!',
+      'The Default Post Device URL is not set which is why you are seeing this fallback page. Your device login request however succeeded.',
+    ),
+  );
   router.get('/oauth2/fallbacks/error', async (ctx) => {
     const q = (k: string) => escapeHtml(firstValue(ctx.query[k]) ?? '');
     const list = `<ul>
@@ -53,12 +61,16 @@ export function registerFallbackRoutes(router: Router): void {
 <li>Hint: ${q('error_hint')}</li>
 <li>Debug: ${q('error_debug')}</li>
 </ul>`;
-    ctx.status = 500;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page(
-      'An OAuth 2.0 Error Occurred',
-      'The OAuth2 request resulted in an error.',
-      `${list}\n${keyNote('urls.error')}`,
+    sendHtml(
+      ctx,
+      () =>
+        page(
+          'An OAuth 2.0 Error Occurred',
+          'The OAuth2 request resulted in an error.',
+          `${list}\n${keyNote('urls.error')}`,
+        ),
+      {},
+      500,
     );
   });
 }

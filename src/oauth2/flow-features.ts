@@ -9,13 +9,14 @@ import type { Core } from '../container.ts';
 import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { registerAuthorizeRoutes } from './authorize/handlers.ts';
+import { createClientOutbound } from './client-keys.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createFlowCodec } from './flows/challenge.ts';
 import { createFlowCookies } from './flows/cookies.ts';
 import { registerFlowRoutes } from './flows/handlers.ts';
 import { createFlowsService } from './flows/service.ts';
 import type { KeyProvider } from './jwk/provider.ts';
-import { type Client, LIFESPAN_FIELDS } from './clients/model.ts';
+import { type Client, LIFESPAN_FIELDS, type StoredClient } from './clients/model.ts';
 import { renderClient } from './clients/schemas.ts';
 import type { ClientService } from './clients/service.ts';
 import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
@@ -40,6 +41,12 @@ import { createLogoutCodec } from './logout/challenge.ts';
 import { registerLogoutRoutes } from './logout/handlers.ts';
 import { createLogoutService } from './logout/service.ts';
 import { registerFallbackRoutes } from './fallbacks.ts';
+import { createUserCodes } from './device/codes.ts';
+import { registerCredentialRoutes } from './credentials/handlers.ts';
+import { createVcNonces } from './credentials/nonce.ts';
+import { createCredentialsService } from './credentials/service.ts';
+import { registerDeviceRoutes } from './device/handlers.ts';
+import { createDeviceService } from './device/service.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
   return {
@@ -59,28 +66,43 @@ export function createFlowFeatures(
   const cookies = createFlowCookies(config, keyRing(cookieSecrets(config), 'cookie'), now);
   const sessions = createSessionCodec(keyRing(config.secrets.system, 'session'), config.oauth2.session.encrypt_at_rest);
   const hook = createTokenHook({ hook: config.oauth2.token_hook, fetch: core.fetch.oauth2, log: core.log });
-  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook });
+  const vcNonces = createVcNonces(keyRing(config.secrets.system, 'flow'), config.ttl.vc_nonce, now);
+  const issuer = createTokenIssuer({ config, clock, keys, sessions, hook, vcNonces });
 
   const flows = createFlowsService({ db, clock, codec, clients });
   registerFlowRoutes(deps.adminRouter, flows);
-  const authorize = createAuthorizeService({
-    config,
-    clock,
-    db,
+  const outbound = createClientOutbound({
     fetch: core.fetch.oauth2,
-    codec,
-    cookies,
-    clients,
-    keys,
-    sessions,
-    issuer,
+    fetchDynamic: core.fetch.oauth2Dynamic,
+    clock,
+    log: core.log,
+    ttlMs: config.oauth2.client_jwks.cache_ttl,
+    minRefetchMs: config.oauth2.client_jwks.min_refetch_interval,
   });
+  const authorizeDeps = { config, clock, db, outbound, codec, cookies, clients, keys, sessions, issuer };
+  const authorize = createAuthorizeService(authorizeDeps);
   registerAuthorizeRoutes(deps.publicRouter, authorize, config);
 
   const tokenUrls = [...new Set([tokenEndpoint(config), appendPath(config.urls.self.issuer, 'oauth2/token')])];
-  const clientAuth = { db, clock, clients, fetch: core.fetch.oauth2, tokenUrls };
+  const clientAuth = {
+    db,
+    clock,
+    clients,
+    outbound,
+    tokenUrls,
+    assertionMaxTtlMs: config.oauth2.client_assertion.max_ttl,
+  };
   const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
   registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
+  const device = createDeviceService({
+    ...authorizeDeps,
+    ring: keyRing(config.secrets.system, 'flow'),
+    userCodes: createUserCodes(config),
+    clientAuth,
+  });
+  registerDeviceRoutes(deps.publicRouter, deps.adminRouter, device, config);
+  const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
+  registerCredentialRoutes(deps.publicRouter, credentials);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   registerUserinfoRoutes(deps.publicRouter, userinfo);
   const lookup = createTokenLookup({ config, clock, db, keys });
@@ -89,7 +111,15 @@ export function createFlowFeatures(
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
   registerRevocationRoutes(deps.publicRouter, deps.adminRouter, revocation);
   const log = core.log;
-  const channels = createLogoutChannels({ config, clock, keys, clients, fetch: core.fetch.oauth2, log });
+  const channels = createLogoutChannels({
+    config,
+    clock,
+    keys,
+    clients,
+    fetch: core.fetch.oauth2,
+    fetchDynamic: core.fetch.oauth2Dynamic,
+    log,
+  });
   const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
   registerSessionRoutes(deps.adminRouter, consentSessions);
   const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
@@ -100,8 +130,12 @@ export function createFlowFeatures(
   return {
     flows,
     authorize,
+    /** The device authorization grant (RFC 8628). */
+    device,
     token,
     issuer,
+    /** Verifiable credentials (`POST /credentials`). */
+    credentials,
     userinfo,
     introspection,
     revocation,
@@ -112,6 +146,8 @@ export function createFlowFeatures(
     channels,
     logoutCodec,
     sessionCodec: sessions,
+    /** Finds the stored record of a presented access or refresh token. */
+    lookup,
     codec,
     cookies,
   };
@@ -121,35 +157,48 @@ export type FlowFeatures = ReturnType<typeof createFlowFeatures>;
 
 /** The client service as the flows see it. */
 export function clientPortOf(clients: ClientService): ClientPort {
-  const toFlowClient = (c: Client): FlowClient => ({
-    id: c.client_id,
-    redirectUris: c.redirect_uris ?? [],
-    grantTypes: c.grant_types ?? [],
-    responseTypes: c.response_types ?? [],
-    scope: c.scope,
-    audience: c.audience ?? [],
-    tokenEndpointAuthMethod: c.token_endpoint_auth_method || 'client_secret_basic',
-    tokenEndpointAuthSigningAlg: c.token_endpoint_auth_signing_alg,
-    jwks: Array.isArray(c.jwks?.keys) ? { keys: c.jwks.keys as JWK[] } : undefined,
-    jwksUri: c.jwks_uri,
-    requestUris: c.request_uris ?? [],
-    requestObjectSigningAlg: c.request_object_signing_alg,
-    userinfoSignedResponseAlg: c.userinfo_signed_response_alg,
-    subjectType: c.subject_type,
-    sectorIdentifierUri: c.sector_identifier_uri,
-    accessTokenStrategy: c.access_token_strategy,
-    skipConsent: c.skip_consent,
-    postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
-    frontchannelLogoutUri: c.frontchannel_logout_uri,
-    backchannelLogoutUri: c.backchannel_logout_uri,
-    lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
-    wire: renderClient(c),
-  });
+  // The stored row behind each client handed out, so that the secret check reads no second time.
+  const stored = new WeakMap<FlowClient, StoredClient>();
+  const toFlowClient = (c: Client, dynamic: boolean): FlowClient => {
+    let wire: Record<string, unknown> | undefined;
+    return {
+      id: c.client_id,
+      redirectUris: c.redirect_uris ?? [],
+      grantTypes: c.grant_types ?? [],
+      responseTypes: c.response_types ?? [],
+      scope: c.scope,
+      audience: c.audience ?? [],
+      tokenEndpointAuthMethod: c.token_endpoint_auth_method || 'client_secret_basic',
+      tokenEndpointAuthSigningAlg: c.token_endpoint_auth_signing_alg,
+      jwks: Array.isArray(c.jwks?.keys) ? { keys: c.jwks.keys as JWK[] } : undefined,
+      jwksUri: c.jwks_uri,
+      requestUris: c.request_uris ?? [],
+      requestObjectSigningAlg: c.request_object_signing_alg,
+      userinfoSignedResponseAlg: c.userinfo_signed_response_alg,
+      subjectType: c.subject_type,
+      sectorIdentifierUri: c.sector_identifier_uri,
+      accessTokenStrategy: c.access_token_strategy,
+      skipConsent: c.skip_consent,
+      postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
+      frontchannelLogoutUri: c.frontchannel_logout_uri,
+      backchannelLogoutUri: c.backchannel_logout_uri,
+      lifespans: Object.fromEntries(LIFESPAN_FIELDS.map((k) => [k, c[k]])),
+      // Rendered when a flow first needs it (login and consent requests), not per token request.
+      get wire() {
+        wire ??= renderClient(c);
+        return wire;
+      },
+      dynamic,
+    };
+  };
   return {
     get: async (id) => {
-      const c = await clients.getClient(id);
-      return c ? toFlowClient(c) : undefined;
+      const s = await clients.findStored(id);
+      if (!s) return undefined;
+      const fc = toFlowClient(s.client, s.dynamic ?? false);
+      stored.set(fc, s);
+      return fc;
     },
-    verifySecret: async (id, secret) => (await clients.authenticateClient(id, secret)) !== undefined,
+    verifySecret: async (client, secret) => clients.verifyStoredSecret(client && stored.get(client), secret),
   };
 }

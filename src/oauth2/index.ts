@@ -20,6 +20,8 @@ import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from '
 import { registerTrustRoutes } from './trust/handlers.ts';
 import { createTrustService, type TrustService } from './trust/service.ts';
 import { createJanitor, type Janitor } from './janitor/service.ts';
+import type { PerClientCors } from '../core/http/cors.ts';
+import { createPerClientCors } from './cors.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -38,6 +40,8 @@ export interface OAuth2 {
   trust: TrustService;
   /** Bounded-batch deletion of expired rows (`gatehouse janitor`, the `oauth2_janitor` task). */
   janitor: Janitor;
+  /** `allowed_cors_origins` of the client behind a request (the public listener's CORS). */
+  cors: PerClientCors;
 }
 
 export function createOAuth2(core: Core): OAuth2 {
@@ -58,12 +62,18 @@ export function createOAuth2(core: Core): OAuth2 {
     clock,
     log: core.log,
     cache,
+    changes: core.changes,
     broadcastSets: config.webfinger.jwks.broadcast_keys,
   });
   const jwks = createJwkService({ db: core.db, nid, sealer, clock, provider: keys });
-  registerJwkRoutes(publicRouter, adminRouter, { service: jwks, provider: keys, issuer: config.urls.self.issuer });
+  registerJwkRoutes(publicRouter, adminRouter, {
+    service: jwks,
+    provider: keys,
+    issuer: config.urls.self.issuer,
+    changes: core.changes,
+  });
   const discovery = createDiscoveryService(config, keys);
-  registerDiscoveryRoutes(publicRouter, discovery);
+  registerDiscoveryRoutes(publicRouter, discovery, core.changes);
 
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
@@ -78,5 +88,6 @@ export function createOAuth2(core: Core): OAuth2 {
     adminRouter,
   });
   const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust, janitor };
+  const cors = createPerClientCors({ clients, lookup: flows.lookup, now: () => clock.now() });
+  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust, janitor, cors };
 }

@@ -50,6 +50,13 @@ const CATALOGUE = {
   jti_known: [400, 'The jti was already used.'],
   scope_not_granted: [403, 'The token was not granted the requested scope.'],
   missing_required_parameter: [400, 'One of the required parameters is missing. Check your request parameters.'],
+  // RFC 8628 §3.5 (device authorization grant)
+  authorization_pending: [
+    400,
+    "The authorization request is still pending as the end user hasn't yet completed the user-interaction steps.",
+  ],
+  slow_down: [400, 'The authorization request was rate-limited to prevent system overload.'],
+  expired_token: [400, 'The device_code has expired, and the device authorization session has concluded.'],
 } as const;
 
 export type OAuth2ErrorCode = keyof typeof CATALOGUE;

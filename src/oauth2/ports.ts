@@ -15,7 +15,10 @@ export type LifespanKey =
   | 'jwt_bearer_grant_access_token_lifespan'
   | 'refresh_token_grant_id_token_lifespan'
   | 'refresh_token_grant_access_token_lifespan'
-  | 'refresh_token_grant_refresh_token_lifespan';
+  | 'refresh_token_grant_refresh_token_lifespan'
+  | 'device_authorization_grant_id_token_lifespan'
+  | 'device_authorization_grant_access_token_lifespan'
+  | 'device_authorization_grant_refresh_token_lifespan';
 
 export interface FlowClient {
   id: string;
@@ -45,6 +48,8 @@ export interface FlowClient {
   frontchannelLogoutUri: string;
   backchannelLogoutUri: string;
   lifespans: Partial<Record<LifespanKey, number | null>>;
+  /** Created through dynamic registration: its outbound requests refuse internal addresses. */
+  dynamic?: boolean;
   /** Hydra's wire JSON of the client, secret removed (the `client` of login/consent requests). */
   wire: Record<string, unknown>;
 }
@@ -52,8 +57,11 @@ export interface FlowClient {
 export interface ClientPort {
   /** The client, or undefined when unknown. */
   get(id: string): Promise<FlowClient | undefined>;
-  /** Checks a client secret in constant time (false for clients without a secret). */
-  verifySecret(id: string, secret: string): Promise<boolean>;
+  /**
+   * Checks the secret of a client `get` returned, in constant time (false for clients without a
+   * secret). `undefined` (an unknown client) costs the same as a wrong secret and is false.
+   */
+  verifySecret(client: FlowClient | undefined, secret: string): Promise<boolean>;
 }
 
 export type KeySetName = 'hydra.openid.id-token' | 'hydra.jwt.access-token';

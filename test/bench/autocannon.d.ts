@@ -4,12 +4,19 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
-    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string>; body?: string }>;
+    requests?: Array<{
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      setupRequest?: (req: Record<string, unknown>) => Record<string, unknown>;
+    }>;
   }
   interface Histogram {
     average: number;
     p50: number;
     p99: number;
+    total: number;
   }
   interface Result {
     requests: Histogram;

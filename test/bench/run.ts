@@ -1,100 +1,263 @@
 /**
- * `npm run bench`: autocannon on loopback against a real gatehouse. Every scenario is reported as a
- * ratio against a baseline measured in the same run (`GET /health/alive`: the HTTP stack with no
- * database work), because the machines are noisy. Bounded: each scenario runs BENCH_SECONDS (default 5).
+ * `npm run bench`: gatehouse beside its peers, in the same run, on loopback. Every scenario runs
+ * gatehouse and its peer (oidc-provider for OAuth 2.0, BoxyHQ Jackson for directory sync) in their
+ * own processes, alternating, for BENCH_ROUNDS rounds of BENCH_SECONDS each after a warm-up;
+ * autocannon fires from this process. Reported per side: medians of the rounds (req/s, p50, p99),
+ * errors and non-2xx answers, RSS after the load, SQL statements per request (gatehouse and Jackson
+ * count every `pg` query they send), and the ratio gatehouse ÷ peer (median of per-round ratios).
+ * The table goes to stdout, every round to bench-results.json.
  *
- *   npm run bench                       # all scenarios
- *   npm run bench -- token dsync        # only scenarios whose name contains one of the words
+ *   npm run bench                        # everything, defaults: 3 rounds × 5 s, 50 connections
+ *   npm run bench -- token discovery     # only scenarios whose name contains one of the words
+ *   npm run bench -- --smoke             # CI: each gatehouse scenario once for 1 s, no peers
  */
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { startBenchServer } from './server.ts';
-import type { BenchRequest, Scenario } from './types.ts';
+import { startEmbeddedPostgres } from '../../src/core/db/embedded.ts';
+import { type Proc, startGatehouse, startPeer } from './proc.ts';
+import type { BenchRequest, PeerKind, Scenario, Side } from './types.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const args = process.argv.slice(2);
+const SMOKE = args.includes('--smoke');
+const filters = args.filter((a) => !a.startsWith('--')).map((s) => s.toLowerCase());
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (SMOKE ? 1 : 5));
+const ROUNDS = SMOKE ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? (SMOKE ? 4 : 50));
+const WARMUP_SECONDS = SMOKE ? 0 : Math.min(2, SECONDS);
+const OUT = process.env.BENCH_OUT ?? 'bench-results.json';
 
+const cleanups: Array<() => Promise<void>> = [];
 async function loadScenarios(): Promise<Scenario[]> {
   const dir = join(import.meta.dirname, 'scenarios');
   const out: Scenario[] = [];
   for (const f of readdirSync(dir)
     .filter((x) => x.endsWith('.ts'))
     .sort()) {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { scenarios: Scenario[] };
+    const mod = (await import(pathToFileURL(join(dir, f)).href)) as {
+      scenarios: Scenario[];
+      closeAll?: () => Promise<void>;
+    };
     out.push(...mod.scenarios);
+    if (mod.closeAll) cleanups.push(mod.closeAll);
   }
   return out;
 }
 
-interface Result {
-  name: string;
+interface Run {
   rps: number;
   p50: number;
   p99: number;
+  requests: number;
   errors: number;
   non2xx: number;
-  extra?: Record<string, number | string>;
+  rssMb: number;
+  sqlPerRequest: number | undefined;
+  /** Statement text → statements per request, during this run (largest first). */
+  statements?: Record<string, number>;
 }
 
-async function fire(url: string, requests: BenchRequest[]): Promise<Omit<Result, 'name'>> {
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+
+let progress = '';
+const say = (s: string) => {
+  progress = s;
+  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${s}`);
+  else process.stderr.write(`${s}\n`);
+};
+
+async function fire(p: Proc, url: string, reqs: BenchRequest[], seconds: number, connections: number): Promise<Run> {
+  const before = await p.stats();
+  let n = 0;
   const r = await autocannon({
     url,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-    requests: requests.map((q) => ({
+    connections,
+    duration: seconds,
+    requests: reqs.map((q) => ({
       method: q.method ?? 'GET',
       path: q.path,
       headers: q.headers ?? {},
-      ...(q.body ? { body: q.body } : {}),
+      ...(typeof q.body === 'string' ? { body: q.body } : {}),
+      ...(typeof q.body === 'function'
+        ? { setupRequest: (req: Record<string, unknown>) => ({ ...req, body: (q.body as (n: number) => string)(n++) }) }
+        : {}),
     })),
   });
+  const after = await p.stats();
+  const total = r.requests.total;
   return {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    requests: total,
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
+    rssMb: Math.round(after.rss / 1048576),
+    sqlPerRequest: p.kind === 'oidc-provider' || !total ? undefined : (after.queries - before.queries) / total,
+    statements: Object.fromEntries(
+      Object.entries(after.statements)
+        .map(([k, v]) => [k, total ? Math.round(((v - (before.statements[k] ?? 0)) / total) * 100) / 100 : 0] as const)
+        .filter(([, v]) => v >= 0.01)
+        .sort((a, b) => b[1] - a[1]),
+    ),
   };
 }
 
-const filters = process.argv.slice(2).map((s) => s.toLowerCase());
+let stopPg = async () => {};
+let databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  const dir = mkdtempSync(join(tmpdir(), 'gh-bench-'));
+  const epg = await startEmbeddedPostgres({ dir });
+  databaseUrl = epg.url;
+  stopPg = async () => {
+    await epg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
+
 const all = await loadScenarios();
 const chosen = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
-const server = await startBenchServer();
-try {
-  const baseline = {
-    name: 'baseline: GET /health/alive (public)',
-    ...(await fire(server.publicUrl, [{ path: '/health/alive' }])),
-  };
-  const results: Result[] = [baseline];
-  for (const s of chosen) {
-    const own = s.overrides ? await startBenchServer(s.overrides) : undefined;
-    const target = own ?? server;
-    try {
-      const reqs = await s.setup(target);
-      const base = s.listener === 'public' ? target.publicUrl : target.adminUrl;
-      const res: Result = { name: s.name, ...(await fire(base, reqs)) };
-      if (s.report) res.extra = await s.report(target);
-      results.push(res);
-    } finally {
-      await own?.close();
-    }
+const gatehouses = new Map<string, Proc>();
+const peers = new Map<PeerKind, Proc>();
+const gatehouseFor = async (o: Record<string, unknown>) => {
+  const key = JSON.stringify(o);
+  let p = gatehouses.get(key);
+  if (!p) {
+    p = await startGatehouse(databaseUrl as string, o);
+    gatehouses.set(key, p);
   }
-  const line = (r: Result) =>
-    `| ${r.name} | ${Math.round(r.rps)} | ${(r.rps / baseline.rps).toFixed(3)} | ${r.p50} | ${r.p99} | ${r.errors + r.non2xx} |${
-      r.extra
-        ? ` ${Object.entries(r.extra)
-            .map(([k, v]) => `${k}=${v}`)
-            .join(', ')}`
-        : ''
-    }`;
-  process.stdout.write(`\n${SECONDS}s per scenario, ${CONNECTIONS} connections, node ${process.version}\n\n`);
-  process.stdout.write(
-    '| scenario | req/s | ratio to baseline | p50 ms | p99 ms | errors+non-2xx | notes\n|---|---|---|---|---|---|---\n',
-  );
-  for (const r of results) process.stdout.write(`${line(r)}\n`);
+  return p;
+};
+const peerFor = async (kind: PeerKind) => {
+  let p = peers.get(kind);
+  if (!p) {
+    p = await startPeer(kind, databaseUrl as string);
+    peers.set(kind, p);
+  }
+  return p;
+};
+
+interface Row {
+  scenario: string;
+  connections: number;
+  gatehouse: Run[];
+  peer?: { kind: PeerKind; runs: Run[] };
+  ratios: number[];
+  reports: Record<string, Record<string, number | string>>;
+}
+
+const rows: Row[] = [];
+let failed = false;
+try {
+  let i = 0;
+  for (const s of chosen) {
+    i++;
+    const conns = SMOKE ? Math.min(CONNECTIONS, s.connections ?? CONNECTIONS) : (s.connections ?? CONNECTIONS);
+    const label = `[${i}/${chosen.length}] ${s.name}`;
+    say(`${label}: starting`);
+    const gh = await gatehouseFor(s.overrides ?? {});
+    const sides: Array<{ who: string; p: Proc; side: Side; reqs: BenchRequest[] }> = [
+      { who: 'gatehouse', p: gh, side: s.gatehouse, reqs: await s.gatehouse.setup(gh) },
+    ];
+    if (s.peer && !SMOKE) {
+      const pp = await peerFor(s.peer.kind);
+      sides.push({ who: s.peer.kind, p: pp, side: s.peer.side, reqs: await s.peer.side.setup(pp) });
+    }
+    if (WARMUP_SECONDS) {
+      for (const x of sides) {
+        say(`${label}: warm-up ${x.who}`);
+        await fire(x.p, x.side.url(x.p), x.reqs, WARMUP_SECONDS, conns);
+      }
+    }
+    const row: Row = { scenario: s.name, connections: conns, gatehouse: [], ratios: [], reports: {} };
+    if (s.peer && !SMOKE) row.peer = { kind: s.peer.kind, runs: [] };
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
+      const order = round % 2 ? sides : [...sides].reverse();
+      const got: Record<string, Run> = {};
+      for (const x of order) {
+        say(`${label}: round ${round}/${ROUNDS} ${x.who}`);
+        got[x.who] = await fire(x.p, x.side.url(x.p), x.reqs, SECONDS, conns);
+      }
+      row.gatehouse.push(got.gatehouse as Run);
+      if (row.peer) {
+        const pr = got[row.peer.kind] as Run;
+        row.peer.runs.push(pr);
+        row.ratios.push((got.gatehouse as Run).rps / pr.rps);
+      }
+    }
+    for (const x of sides) if (x.side.report) row.reports[x.who] = await x.side.report(x.p);
+    const g = row.gatehouse;
+    if (g.some((r) => r.errors || r.non2xx) || !g.some((r) => r.requests > 0)) failed = true;
+    rows.push(row);
+  }
 } finally {
-  await server.close();
+  if (process.stderr.isTTY && progress) process.stderr.write('\n');
+  for (const p of [...gatehouses.values(), ...peers.values()]) await p.stop();
+  for (const c of cleanups) await c();
+  await stopPg();
+}
+
+const fmt = (n: number | undefined, d = 0) => (n === undefined || Number.isNaN(n) ? '–' : n.toFixed(d));
+const summary = (runs: Run[]) => ({
+  rps: median(runs.map((r) => r.rps)),
+  p50: median(runs.map((r) => r.p50)),
+  p99: median(runs.map((r) => r.p99)),
+  errors: runs.reduce((a, r) => a + r.errors + r.non2xx, 0),
+  rssMb: Math.max(...runs.map((r) => r.rssMb)),
+  sql: runs[0]?.sqlPerRequest === undefined ? undefined : median(runs.map((r) => r.sqlPerRequest as number)),
+});
+const lines: string[] = [
+  `\n${ROUNDS} round(s) × ${SECONDS}s, alternating, node ${process.version}, ${SMOKE ? 'smoke' : 'full'}`,
+  '',
+  '| scenario | side | req/s | p50 ms | p99 ms | errors+non-2xx | RSS MB | SQL/req | ratio |',
+  '|---|---|---|---|---|---|---|---|---|',
+];
+for (const r of rows) {
+  const g = summary(r.gatehouse);
+  const ratio = r.ratios.length ? `**${median(r.ratios).toFixed(2)}×**` : '';
+  lines.push(
+    `| ${r.scenario} (c=${r.connections}) | gatehouse | ${fmt(g.rps)} | ${fmt(g.p50)} | ${fmt(g.p99)} | ${g.errors} | ${g.rssMb} | ${fmt(g.sql, 1)} | ${ratio} |`,
+  );
+  if (r.peer) {
+    const p = summary(r.peer.runs);
+    lines.push(
+      `| | ${r.peer.kind} | ${fmt(p.rps)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.errors} | ${p.rssMb} | ${fmt(p.sql, 1)} | |`,
+    );
+  }
+  for (const [who, rep] of Object.entries(r.reports)) {
+    lines.push(
+      `| | ${who}: ${Object.entries(rep)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} | | | | | | | |`,
+    );
+  }
+}
+lines.push('', 'SQL statements per request (last round; statement text → count per request):');
+for (const r of rows) {
+  for (const [who, runs] of [
+    ['gatehouse', r.gatehouse],
+    [r.peer?.kind ?? '', r.peer?.runs ?? []],
+  ] as const) {
+    const st = runs.at(-1)?.statements;
+    if (!st || !Object.keys(st).length) continue;
+    lines.push(`- ${r.scenario}, ${who}:`);
+    for (const [k, v] of Object.entries(st)) lines.push(`    ${v.toFixed(2)}  ${k}`);
+  }
+}
+process.stdout.write(`${lines.join('\n')}\n`);
+writeFileSync(
+  OUT,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, rounds: ROUNDS, seconds: SECONDS, smoke: SMOKE, rows }, null, 2)}\n`,
+);
+if (failed) {
+  process.stderr.write('some gatehouse scenario answered errors or non-2xx, or served nothing\n');
+  process.exitCode = 1;
 }

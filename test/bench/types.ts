@@ -1,20 +1,33 @@
-/** A benchmark scenario: requests fired at a running gatehouse by autocannon on loopback. */
-import type { TestServerLike } from './server.ts';
+/** Benchmark scenarios: gatehouse paired with a peer doing the same work, measured in the same run. */
+import type { Proc } from './proc.ts';
 
 export interface BenchRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   headers?: Record<string, string>;
-  body?: string;
+  /** A fixed body, or one built per request (n counts the requests of this run from 0). */
+  body?: string | ((n: number) => string);
 }
+
+/** One side of a scenario: where it runs and the requests autocannon cycles through. */
+export interface Side<P extends Proc = Proc> {
+  /** The URL the requests go to (the listener of the process). */
+  url(p: P): string;
+  /** Prepares data (through the process's own API) and returns the requests; checks that one works. */
+  setup(p: P): Promise<BenchRequest[]>;
+  /** Optional end-to-end figures measured after the load (e.g. webhook deliveries). */
+  report?(p: P): Promise<Record<string, number | string>>;
+}
+
+export type PeerKind = 'oidc-provider' | 'jackson';
 
 export interface Scenario {
   name: string;
-  listener: 'public' | 'admin';
-  /** Config overrides: the scenario then runs on its own server (e.g. stateless JWT access tokens). */
+  /** Concurrent connections (default BENCH_CONNECTIONS). */
+  connections?: number;
+  /** gatehouse config overrides (a process per distinct set; none = the defaults). */
   overrides?: Record<string, unknown>;
-  /** Prepares data and returns the requests autocannon cycles through. */
-  setup(server: TestServerLike): Promise<BenchRequest[]>;
-  /** Optional end-to-end figure measured after the load (e.g. webhook deliveries per second). */
-  report?(server: TestServerLike): Promise<Record<string, number | string>>;
+  gatehouse: Side;
+  /** The peer doing the same work; the ratio is gatehouse ÷ peer req/s. */
+  peer?: { kind: PeerKind; side: Side };
 }

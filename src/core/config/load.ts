@@ -6,24 +6,25 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { configLeaves, configSchema, type LeafInfo, type RawConfig } from './schema.ts';
+import { listenerTls } from '../http/tls.ts';
+import { ConfigError } from './errors.ts';
+import { HYDRA_FILE_ONLY, HYDRA_NOT_IMPLEMENTED, hydraEntryFor } from './hydra-keys.ts';
+import { configLeaves, configSchema, type LeafInfo, type RawConfig, spec } from './schema.ts';
 
 export type Config = RawConfig;
 
-export class ConfigError extends Error {
-  readonly problems: string[];
-  constructor(problems: string[]) {
-    super(problems.map((p) => `config error: ${p}`).join('\n'));
-    this.name = 'ConfigError';
-    this.problems = problems;
-  }
-}
+export { ConfigError };
 
 export interface LoadOptions {
   file?: string | undefined;
   env?: NodeJS.ProcessEnv;
   /** Values applied last (tests, CLI flags), as dotted paths. */
   overrides?: Record<string, unknown>;
+  /**
+   * Receives one line per Hydra key that is set but not implemented (ignored). Default: written to
+   * stderr as `config warning: …`.
+   */
+  warn?: (line: string) => void;
 }
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
@@ -78,10 +79,104 @@ function readFile(file: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
+type SpecTree = { [key: string]: unknown };
+const isLeafNode = (n: unknown) => (n as { leaf?: boolean } | undefined)?.leaf === true;
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The spec node at a dotted path (undefined when there is none). */
+function specAt(path: string[]): unknown {
+  let cur: unknown = spec;
+  for (const k of path) {
+    if (!isPlainObject(cur) || isLeafNode(cur) || !Object.hasOwn(cur, k)) return undefined;
+    cur = (cur as SpecTree)[k];
+  }
+  return cur;
+}
+
+/** Leaf paths of a value (a nested mapping's leaves; anything else is one leaf). */
+function valueLeaves(v: unknown, path: string): string[] {
+  if (!isPlainObject(v) || Object.keys(v).length === 0) return [path];
+  return Object.entries(v).flatMap(([k, c]) => valueLeaves(c, `${path}.${k}`));
+}
+
+/**
+ * Removes the keys of `input` that are Hydra's but not gatehouse's (HYDRA_NOT_IMPLEMENTED) and
+ * returns their leaf paths. Other unknown keys stay, for the schema to report.
+ */
+function stripHydraKeys(input: Record<string, unknown>, path: string[] = []): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(input)) {
+    const p = [...path, k];
+    const node = specAt(p);
+    if (node !== undefined) {
+      if (!isLeafNode(node) && isPlainObject(v)) out.push(...stripHydraKeys(v, p));
+      continue;
+    }
+    if (hydraEntryFor(p.join('.'))) {
+      out.push(...valueLeaves(v, p.join('.')));
+      delete input[k];
+    }
+  }
+  return out;
+}
+
+/** Optimal string alignment distance (Levenshtein plus adjacent transpositions). */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) (d[0] as number[])[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i] as number[];
+      const prev = d[i - 1] as number[];
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        row[j] = Math.min(row[j] as number, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      }
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
+}
+
+/** The closest candidate within a small distance (a typo), if any. */
+function closest(word: string, candidates: Iterable<string>): string | undefined {
+  const limit = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
+  let best: string | undefined;
+  let bestD = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const dist = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (dist < bestD) {
+      best = c;
+      bestD = dist;
+    }
+  }
+  return bestD <= limit ? best : undefined;
+}
+
+/** "did you mean …" for an unknown key: a close sibling, else a leaf elsewhere with the same name. */
+function suggestKey(parent: string[], key: string): string | undefined {
+  const node = specAt(parent);
+  const prefix = parent.length ? `${parent.join('.')}.` : '';
+  const siblings = new Set<string>(isPlainObject(node) && !isLeafNode(node) ? Object.keys(node) : []);
+  for (const e of HYDRA_NOT_IMPLEMENTED) {
+    if (e.startsWith(prefix) && !e.slice(prefix.length).includes('.')) siblings.add(e.slice(prefix.length));
+  }
+  const near = closest(key, siblings);
+  if (near) return `${prefix}${near}`;
+  const elsewhere = configLeaves().find((l) => l.path.split('.').at(-1) === key);
+  return elsewhere?.path;
+}
+
 function describeIssue(issue: z.core.$ZodIssue, sources: Map<string, string>): string {
   const path = issue.path.join('.');
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((k) => `${path ? `${path}.` : ''}${k}: unknown key`).join('\n');
+    return issue.keys
+      .map((k) => {
+        const hint = suggestKey(issue.path.map(String), k);
+        return `${path ? `${path}.` : ''}${k}: unknown key${hint ? ` (did you mean ${hint}?)` : ''}`;
+      })
+      .join('\n');
   }
   const src = sources.get(path);
   return `${path || '(root)'}: ${issue.message}${src ? ` (from ${src})` : ''}`;
@@ -94,6 +189,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const sources = new Map<string, string>();
   if (file) for (const l of configLeaves()) sources.set(l.path, file);
   const problems: string[] = [];
+  const warnings = stripHydraKeys(input).map((p) => `${p} (from ${file})`);
+  const { warnings: envWarnings, problems: envProblems } = checkEnvironment(env);
+  warnings.push(...envWarnings);
+  problems.push(...envProblems);
 
   for (const l of configLeaves()) {
     const name = l.env.find((n) => env[n] !== undefined);
@@ -115,10 +214,40 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     for (const issue of parsed.error.issues) problems.push(...describeIssue(issue, sources).split('\n'));
   }
   if (problems.length) throw new ConfigError(problems);
+  const warn = opts.warn ?? ((line: string) => process.stderr.write(`config warning: ${line}\n`));
+  for (const w of warnings) warn(`${w} is a Hydra setting that gatehouse does not implement; ignored`);
   const cfg = structuredClone(parsed.data) as Config;
   const more = crossChecks(cfg);
   if (more.length) throw new ConfigError(more);
   return deriveDefaults(cfg);
+}
+
+const envName = (path: string) => path.replaceAll('.', '_').toUpperCase();
+
+/**
+ * Environment variables that are not gatehouse keys: a Hydra key that gatehouse does not implement
+ * is a warning (`TRACING_PROVIDER`), and a near miss of a gatehouse variable under one of its key
+ * prefixes (`SERVE_PUBLIC_PROT`) is an error. Anything else is not configuration (the environment
+ * holds much more: `DB_PORT` from a container link, `LOG_FILE` of another tool) and is left alone.
+ */
+function checkEnvironment(env: NodeJS.ProcessEnv): { warnings: string[]; problems: string[] } {
+  const known = new Set(configLeaves().flatMap((l) => l.env));
+  const prefixes = Object.keys(spec).map((k) => `${envName(k)}_`);
+  const hydra = HYDRA_NOT_IMPLEMENTED.filter((e) => !HYDRA_FILE_ONLY.has(e)).map((e) => ({ e, n: envName(e) }));
+  const warnings: string[] = [];
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || known.has(name)) continue;
+    const h = hydra.find(({ n }) => name === n || name.startsWith(`${n}_`));
+    if (h) {
+      warnings.push(`${name} (${h.e})`);
+      continue;
+    }
+    if (!prefixes.some((p) => name.startsWith(p))) continue;
+    const near = closest(name, known);
+    if (near) problems.push(`${name}: unknown environment variable (did you mean ${near}?)`);
+  }
+  return { warnings, problems };
 }
 
 const FIVE_MINUTES = 5 * 60_000;
@@ -155,8 +284,26 @@ function crossChecks(c: Config): string[] {
     'id_token',
     'auth_code',
     'authentication_session',
+    'device_user_code',
+    'vc_nonce',
   ] as const) {
     if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
+  }
+  for (const which of ['public', 'admin'] as const) {
+    try {
+      listenerTls(c, which);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      out.push(...e.problems);
+    }
+  }
+  const uc = c.oauth2.device_authorization.user_code;
+  if (uc.length !== 0 && uc.length < 6) out.push('oauth2.device_authorization.user_code.length: must be at least 6');
+  if (uc.character_set !== '' && new Set(uc.character_set).size < 8) {
+    out.push('oauth2.device_authorization.user_code.character_set: must hold at least 8 distinct characters');
+  }
+  if (c.oauth2.device_authorization.token_polling_interval < 1000) {
+    out.push('oauth2.device_authorization.token_polling_interval: must be at least 1s');
   }
   const salt = c.oidc.subject_identifiers.pairwise.salt;
   if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
@@ -175,18 +322,27 @@ const withSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);
 
 function deriveDefaults(c: Config): Config {
   const m = c as { -readonly [K in keyof Config]: any };
-  const issuer = c.urls.self.issuer || `http://localhost:${c.serve.public.port}/`;
+  const scheme = (which: 'public' | 'admin') => (listenerTls(c, which) ? 'https' : 'http');
+  const issuer = c.urls.self.issuer || `${scheme('public')}://localhost:${c.serve.public.port}/`;
   const pub = withSlash(c.urls.self.public || issuer);
   const fallback = (p: string) => new URL(`oauth2/fallbacks/${p}`, pub).toString();
   m.urls = {
     ...c.urls,
-    self: { issuer, public: pub, admin: withSlash(c.urls.self.admin || `http://localhost:${c.serve.admin.port}/`) },
+    self: {
+      issuer,
+      public: pub,
+      admin: withSlash(c.urls.self.admin || `${scheme('admin')}://localhost:${c.serve.admin.port}/`),
+    },
     login: c.urls.login || fallback('login'),
     registration: c.urls.registration || c.urls.login || fallback('login'),
     consent: c.urls.consent || fallback('consent'),
     logout: c.urls.logout || fallback('logout'),
     error: c.urls.error || fallback('error'),
     post_logout_redirect: c.urls.post_logout_redirect || fallback('logout/callback'),
+    device: {
+      verification: c.urls.device.verification || fallback('device'),
+      success: c.urls.device.success || fallback('device/done'),
+    },
   };
   if (!c.dsync.external_url) m.dsync = { ...c.dsync, external_url: pub.replace(/\/$/, '') };
   else m.dsync = { ...c.dsync, external_url: c.dsync.external_url.replace(/\/$/, '') };

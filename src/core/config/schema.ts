@@ -130,6 +130,55 @@ const list = (def: string[], description: string, extra: LeafExtra = {}, item: z
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T, def: T[number], description: string) =>
   leaf('enum', z.enum(values).default(def as never), description, def);
 
+/**
+ * Hydra's TLS block (`serve.tls`, and per listener `serve.public.tls` / `serve.admin.tls`): a PEM
+ * certificate and key, each from a file (`path`) or inline (`base64` of the PEM).
+ */
+const tlsBlock = (scope: 'shared' | 'public' | 'admin') => {
+  const inherit = scope === 'shared' ? '' : ' (default: the one of `serve.tls`)';
+  return {
+    enabled: leaf(
+      'bool',
+      z.boolean().optional(),
+      scope === 'shared'
+        ? 'TLS on both listeners when a certificate and key are set; `false` serves plain HTTP even then.'
+        : `Overrides \`serve.tls.enabled\` for the ${scope} listener.`,
+      scope === 'shared' ? '(on when cert and key are set)' : '= serve.tls.enabled',
+    ),
+    cert: {
+      path: str('', `PEM certificate (chain) file${inherit}; re-read on SIGHUP.`),
+      base64: str('', `PEM certificate (chain), base64-encoded${inherit}.`),
+    },
+    key: {
+      path: str('', `PEM private key file${inherit}; re-read on SIGHUP.`),
+      base64: str('', `PEM private key, base64-encoded${inherit}.`, { secret: true }),
+    },
+  };
+};
+/** `serve.<listener>.cors`: Hydra's keys and defaults (rs/cors options). */
+const cors = (listener: 'public' | 'admin') => ({
+  enabled: bool(false, `Answer CORS requests on the ${listener} listener.`),
+  allowed_origins: list(
+    [],
+    'Allowed origins (empty: every origin). `*` matches within one DNS label (`https://*.example.com`), `https://*` any https origin; a wildcard that is not a whole label is ignored.',
+  ),
+  allowed_methods: list(
+    ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'HEAD', 'OPTIONS', 'TRACE'],
+    'Methods a cross-origin request may use.',
+  ),
+  allowed_headers: list(
+    ['Accept', 'Content-Type', 'Content-Length', 'Accept-Language', 'Content-Language', 'Authorization'],
+    'Request headers a cross-origin request may send.',
+  ),
+  exposed_headers: list(
+    ['Cache-Control', 'Expires', 'Last-Modified', 'Pragma', 'Content-Length', 'Content-Language', 'Content-Type'],
+    'Response headers the browser exposes to the calling script.',
+  ),
+  allow_credentials: bool(true, 'Send `Access-Control-Allow-Credentials: true`.'),
+  max_age: int(0, 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`; 0: not sent).'),
+  debug: bool(false, 'Log every CORS decision (debug level).'),
+});
+
 export const spec = {
   dsn: str(
     'memory',
@@ -141,11 +190,16 @@ export const spec = {
     public: {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Public listener interface (empty: all interfaces).'),
+      tls: tlsBlock('public'),
+      cors: cors('public'),
     },
     admin: {
       port: int(4445, 'Admin listener port (0 picks a free port).', 0, 65535),
       host: str('', 'Admin listener interface (empty: all interfaces).'),
+      tls: tlsBlock('admin'),
+      cors: cors('admin'),
     },
+    tls: tlsBlock('shared'),
     cookies: {
       same_site_mode: oneOf(['Lax', 'Strict', 'None'], 'Lax', 'SameSite attribute of gatehouse cookies.'),
       domain: str('', 'Domain attribute of gatehouse cookies.'),
@@ -155,9 +209,36 @@ export const spec = {
         session: str('ory_hydra_session', 'Name of the login session cookie.'),
         login_csrf: str('ory_hydra_login_csrf', 'Name prefix of the login CSRF cookie.'),
         consent_csrf: str('ory_hydra_consent_csrf', 'Name prefix of the consent CSRF cookie.'),
+        device_csrf: str('ory_hydra_device_csrf', 'Name of the device verification CSRF cookie.'),
       },
     },
     request_log: { disable_for_health: bool(true, 'Do not log requests to /health/*.') },
+    limits: {
+      body: {
+        public: int(
+          65536,
+          'Largest request body in bytes on the public listener (OAuth 2.0 forms, dynamic registration); larger is 413 (see Security: Limits).',
+          1024,
+        ),
+        admin: int(
+          1048576,
+          'Largest request body in bytes on the admin listener (admin API, directory sync API).',
+          1024,
+        ),
+        scim: int(1048576, 'Largest SCIM request body in bytes (identity providers).', 1024),
+      },
+      url: int(8192, 'Longest request target (path and query) in bytes; longer is 414.', 256),
+      headers: int(
+        16384,
+        'Largest size in bytes of the request line and headers together; larger is 431 (Node.js `maxHeaderSize`).',
+        1024,
+      ),
+      request_object: int(
+        65536,
+        'Largest OpenID Connect request object (`request`, or what `request_uri` returns) in bytes; larger is `invalid_request_object`.',
+        1024,
+      ),
+    },
   },
   urls: {
     self: {
@@ -171,6 +252,13 @@ export const spec = {
     logout: url('Logout UI.', '`<public>/oauth2/fallbacks/logout`'),
     error: url('Error page.', '`<public>/oauth2/fallbacks/error`'),
     post_logout_redirect: url('Default target after logout.', '`<public>/oauth2/fallbacks/logout/callback`'),
+    device: {
+      verification: url(
+        'Device verification UI: asks for the user code (gets `device_challenge`).',
+        '`<public>/oauth2/fallbacks/device`',
+      ),
+      success: url('Shown after a device was authorized.', '`<public>/oauth2/fallbacks/device/done`'),
+    },
   },
   secrets: {
     system: list(
@@ -199,6 +287,8 @@ export const spec = {
     id_token: dur('1h', 'ID token lifetime.'),
     auth_code: dur('10m', 'Authorization code lifetime.'),
     authentication_session: dur('720h', 'Remembered login session lifetime (at most 180 days).'),
+    vc_nonce: dur('1h', 'Lifetime of the `c_nonce` a verifiable-credential proof must carry.'),
+    device_user_code: dur('10m', 'Lifetime of device codes and user codes (device authorization grant).'),
   },
   strategies: {
     access_token: oneOf(['opaque', 'jwt'], 'opaque', 'Access token format; a client’s `access_token_strategy` wins.'),
@@ -257,6 +347,19 @@ export const spec = {
       bcrypt: { cost: int(10, 'bcrypt cost.', 4, 31) },
     },
     session: { encrypt_at_rest: bool(true, 'Encrypt session data (claims) at rest.') },
+    client_jwks: {
+      cache_ttl: dur(
+        '5m',
+        "How long a client's key set fetched from its `jwks_uri` (private_key_jwt, request objects) is reused.",
+      ),
+      min_refetch_interval: dur(
+        '30s',
+        "Least time between two fetches of one client's `jwks_uri` (a failure is remembered this long; an unknown `kid` refetches at most this often).",
+      ),
+    },
+    client_assertion: {
+      max_ttl: dur('1h', 'Refuse private_key_jwt client assertions whose `exp` is further than this in the future.'),
+    },
     session_revocation: {
       batch_size: int(
         100,
@@ -273,6 +376,21 @@ export const spec = {
       ),
       timeout: dur('10s', 'Timeout of one back-channel logout request.'),
     },
+    device_authorization: {
+      token_polling_interval: dur(
+        '5s',
+        'Minimum interval between two polls of one device code (`interval`; faster polls get `slow_down`).',
+      ),
+      user_code: {
+        entropy_preset: oneOf(
+          ['high', 'medium', 'low'],
+          'high',
+          'User code length and alphabet: `high` 8 of 50 unambiguous letters and digits, `medium` 8 upper-case letters, `low` 9 digits.',
+        ),
+        length: int(0, 'User code length (at least 6; 0: the preset’s).'),
+        character_set: str('', 'User code alphabet (at least 8 characters; empty: the preset’s).'),
+      },
+    },
     token_hook: hook(
       'Token hook: called before the token endpoint issues tokens (every grant); its answer replaces the custom claims (see Tokens). A URL, or `{url, auth: {type: api_key, config: {in: header|cookie, name, value}}}` (in the environment as JSON); off when empty.',
       { secret: true },
@@ -286,6 +404,10 @@ export const spec = {
     dynamic_client_registration: {
       enabled: bool(false, 'Enable OpenID Connect dynamic client registration on the public listener.'),
       default_scope: list(['offline_access', 'offline', 'openid'], 'Scope of clients created without one.'),
+      allow_internal_addresses: bool(
+        false,
+        'Let dynamically registered clients point `jwks_uri`, `request_uris`, `backchannel_logout_uri` and `sector_identifier_uri` at internal addresses (refused by default, at registration and at every request; `clients.http.private_ip_exception_urls` exempts single URLs).',
+      ),
     },
   },
   webfinger: {
@@ -322,11 +444,17 @@ export const spec = {
   },
   db: {
     memory: { dir: str('.gatehouse', 'Data folder of the embedded PostgreSQL (`dsn: memory`).') },
-    pool: { max: int(10, 'Maximum PostgreSQL connections per process.', 1) },
+    pool: {
+      max: int(10, 'Maximum PostgreSQL connections per process.', 1),
+      connect_timeout: dur(
+        '5s',
+        'How long a request waits for a PostgreSQL connection (a free pooled one or a new one) before it is answered 503 (see Security: Database outages). `0` waits without limit.',
+      ),
+    },
     jwk_cache: {
       enabled: bool(
         false,
-        'Cache JSON Web Keys in memory, per process. Updates are not pushed into the cache: entries expire after `ttl`.',
+        'TTL cache of JSON Web Keys, per process, used while the process cannot listen for key changes (connection lost, CockroachDB); while it listens, keys are kept until a change is notified whatever this says.',
       ),
       size: int(1000, 'Maximum number of cached keys (whole sets are cached; a set larger than this is not).', 1),
       ttl: dur(
@@ -365,7 +493,11 @@ export const spec = {
   },
   log: {
     level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'panic'], 'info', 'Log level.'),
-    format: oneOf(['json', 'text', 'json_pretty'], 'json', 'Log format.'),
+    format: oneOf(
+      ['json', 'json_pretty', 'text'],
+      'json',
+      'Log format: one JSON object per line, indented JSON, or `LEVEL time message key=value…` text.',
+    ),
     leak_sensitive_values: bool(false, 'Log values that are normally redacted (never in production).'),
   },
   dsync: {

@@ -12,7 +12,8 @@ export type KeyPurpose =
   | 'session' // session data at rest (claims)
   | 'pagination' // page tokens
   | 'dsync' // directory-sync secrets at rest (cloud tokens, webhook secrets)
-  | 'state'; // signed OAuth state parameters (cloud directory authorization)
+  | 'state' // signed OAuth state parameters (cloud directory authorization)
+  | 'client-secret'; // keyed hashes of generated OAuth 2.0 client secrets
 
 export interface DerivedKey {
   id: string;

@@ -20,7 +20,7 @@ const types = {
 
 export function createDatabase(
   url: string,
-  opts: { max?: number; log?: Logger; applicationName?: string } = {},
+  opts: { max?: number; log?: Logger; applicationName?: string; connectTimeoutMs?: number } = {},
 ): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
@@ -28,6 +28,9 @@ export function createDatabase(
     types,
     application_name: opts.applicationName ?? 'gatehouse',
     idleTimeoutMillis: 30_000,
+    // A black-holed server must fail a request (503), not hold it until the OS gives up on the socket.
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+    keepAlive: true,
   });
   let destroyed = false;
   // After destroy() began, a server-side close of a connection that is being ended is expected.

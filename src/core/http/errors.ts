@@ -4,6 +4,7 @@
  * body is always built from the one error this request threw.
  */
 import type { Context, Next } from 'koa';
+import { isDatabaseUnavailable, isDataException } from '../db/errors.ts';
 import { AppError, type ErrorFamily, HERODOT } from '../errors.ts';
 
 export const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -70,6 +71,61 @@ function fromBodyParser(
   return undefined;
 }
 
+/** Seconds a client is asked to wait (`Retry-After`) while the database is unreachable. */
+export const UNAVAILABLE_RETRY_AFTER = 5;
+export const UNAVAILABLE_TEXT = 'The service is temporarily unavailable, try again later.';
+
+/**
+ * The answer while PostgreSQL cannot be reached: 503 with `Retry-After` (RFC 9110 §15.6.4), in the
+ * family's shape. OAuth2 and the Hydra admin API use RFC 6749 §4.1.2.1 `temporarily_unavailable`
+ * (fosite's description, our text as the hint); SCIM and Jackson's API carry the text itself.
+ */
+export function unavailableError(family: ErrorFamily | undefined): AppError {
+  const headers = { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER) };
+  if (family === 'scim' || family === 'dsync')
+    return new AppError({
+      status: 503,
+      code: family === 'scim' ? 'scim' : 'error',
+      description: UNAVAILABLE_TEXT,
+      family,
+      headers,
+    });
+  return new AppError({
+    status: 503,
+    code: 'temporarily_unavailable',
+    description:
+      'The authorization server is currently unable to handle the request due to a temporary overloading or maintenance of the server.',
+    hint: UNAVAILABLE_TEXT,
+    family: family ?? 'hydra',
+    headers,
+  });
+}
+
+/**
+ * A value PostgreSQL refuses (SQLSTATE class 22: a NUL byte, an invalid byte sequence, a number out
+ * of range) came from the caller: 400 in the family's shape, never a 500.
+ */
+function fromDataException(err: unknown, ctx: Context): AppError | undefined {
+  if (!isDataException(err)) return undefined;
+  const family = ctx.state.errorFamily as ErrorFamily | undefined;
+  if (family === 'scim') return new AppError({ status: 400, code: 'invalidValue', description: 'Invalid input.' });
+  if (family === 'dsync') return new AppError({ status: 400, code: 'error', description: 'Invalid input.' });
+  if (/^\/(oauth2|userinfo)(\/|$)/.test(ctx.path))
+    return new AppError({
+      status: 400,
+      code: 'invalid_request',
+      description:
+        'The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.',
+      hint: 'A parameter contains a value that cannot be stored.',
+      family: 'oauth2',
+    });
+  return new AppError({
+    status: 400,
+    code: HERODOT.badRequest,
+    description: 'A parameter contains a value that cannot be stored.',
+  });
+}
+
 const ROUTE_NOT_FOUND = {
   error: {
     code: 404,
@@ -95,8 +151,17 @@ export function errorMiddleware(opts: ErrorRenderOptions) {
         ctx.status = status;
       }
     } catch (err) {
+      // A database outage is never the caller's fault nor an internal error: 503, whatever wrapped it.
+      if (isDatabaseUnavailable(err)) {
+        ctx.state.log?.warn({ code: (err as { code?: string }).code }, 'database unavailable');
+        renderError(ctx, unavailableError(ctx.state.errorFamily as ErrorFamily | undefined), opts);
+        return;
+      }
       const e =
-        err instanceof AppError ? err : fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined);
+        err instanceof AppError
+          ? err
+          : (fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined) ??
+            fromDataException(err, ctx));
       if (e) {
         if (e.status >= 500) ctx.state.log?.error({ err: e }, 'request failed');
         renderError(ctx, e, opts);

@@ -1,5 +1,6 @@
 /** `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*). */
 import Router from '@koa/router';
+import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
 
 export interface HealthDeps {
   version: string;
@@ -16,6 +17,7 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
     const errors = await deps.readiness();
     if (Object.keys(errors).length) {
       ctx.status = 503;
+      ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER));
       ctx.body = { errors };
       return;
     }

@@ -51,8 +51,28 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   const sealField = (id: string, field: SecretField, v: string) => (v ? seal(o.ring, v, `dsync:${id}:${field}`) : '');
   const openField = (id: string, field: SecretField, v: string) => (v ? open(o.ring, v, `dsync:${id}:${field}`) : '');
 
+  /**
+   * A sealed field opened on first read (then kept): a SCIM request opens the SCIM secret only, a
+   * delivery the webhook secret only, and nothing but a Google sync opens the Google tokens.
+   */
+  function lazyField<T extends object>(target: T, key: string, id: string, field: SecretField, sealed: string): T {
+    Object.defineProperty(target, key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const v = openField(id, field, sealed);
+        Object.defineProperty(target, key, { value: v, writable: true, enumerable: true, configurable: true });
+        return v;
+      },
+      set(v: string) {
+        Object.defineProperty(target, key, { value: v, writable: true, enumerable: true, configurable: true });
+      },
+    });
+    return target;
+  }
+
   function fromRow(r: store.DirectoryRow): Directory {
-    return {
+    const d = {
       id: r.id,
       name: r.name,
       tenant: r.tenant,
@@ -60,14 +80,15 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       type: (isDirectoryType(r.type) ? r.type : 'generic-scim-v2') as DirectoryType,
       logWebhookEvents: r.log_webhook_events,
       deactivated: r.deactivated,
-      webhook: { endpoint: r.webhook_endpoint, secret: openField(r.id, 'webhook_secret', r.webhook_secret) },
-      scim: { path: r.scim_path, secret: openField(r.id, 'scim_secret', r.scim_secret) },
-      googleAccessToken: openField(r.id, 'google_access_token', r.google_access_token),
-      googleRefreshToken: openField(r.id, 'google_refresh_token', r.google_refresh_token),
+      webhook: lazyField({ endpoint: r.webhook_endpoint }, 'secret', r.id, 'webhook_secret', r.webhook_secret),
+      scim: lazyField({ path: r.scim_path }, 'secret', r.id, 'scim_secret', r.scim_secret),
       googleDomain: r.google_domain,
       googleAccessTokenExpiresAt: r.google_access_token_expires_at,
       createdAt: r.created_at,
     };
+    lazyField(d, 'googleAccessToken', r.id, 'google_access_token', r.google_access_token);
+    lazyField(d, 'googleRefreshToken', r.id, 'google_refresh_token', r.google_refresh_token);
+    return d as unknown as Directory;
   }
 
   /** Jackson's record with the fields computed on read (§2.2). */

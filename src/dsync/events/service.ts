@@ -1,8 +1,9 @@
 /**
  * Directory-sync events: the one place they are written, and so the one place their delivery is
  * decided. A change (SCIM request, cloud sync) collects its DirectorySyncEvents in an EventBatch
- * while it runs; `persistEvents` writes them to `dsync_events` in the change's transaction, with a
- * per-directory sequence number taken under the directory's row lock, and in the same transaction
+ * while it runs; `persistEvents` writes them to `dsync_events` at the end of the change's
+ * transaction, with a per-directory sequence number taken under the directory's row lock (held from
+ * there to the commit only), and in the same transaction
  * queues their delivery:
  * - directory without webhook endpoint or secret: nothing (Jackson drops the event);
  * - batch mode (`dsync.webhook_batch_size` > 0): an outbox row for the batch processor;
@@ -69,16 +70,31 @@ function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
   };
 }
 
+/** The directory was deleted or deactivated by a transaction that committed while this change ran. */
+export class DirectoryUnavailable extends Error {
+  override name = 'DirectoryUnavailable';
+  readonly reason: 'deleted' | 'deactivated';
+  constructor(reason: 'deleted' | 'deactivated') {
+    super(`directory ${reason}`);
+    this.reason = reason;
+  }
+}
+
 /**
- * Writes the batch's events and queues their delivery. The caller's transaction must hold the
- * directory row lock (store/directories.ts lockDirectory), which makes the sequence gap-free and
- * commit-ordered.
+ * Writes the batch's events and queues their delivery, as the last writes of the change's
+ * transaction: the sequence numbers are taken with the directory row lock (store/directories.ts
+ * allocateEventSeq), which is then held only for these few statements and the commit, so the
+ * sequence is gap-free and follows commit order while the change itself ran without it.
+ * @throws DirectoryUnavailable (the transaction must roll back)
  */
 async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   const n = batch.pending.length;
   if (!n) return;
   const directory = batch.directory;
-  const first = (await allocateEventSeq(trx, directory.id, n)) + 1;
+  const allocated = await allocateEventSeq(trx, directory.id, n);
+  if (!allocated) throw new DirectoryUnavailable('deleted');
+  if (allocated.deactivated) throw new DirectoryUnavailable('deactivated');
+  const first = allocated.before + 1;
   const createdAt = batch.policy.now();
   const rows: EventRow[] = batch.pending.map((payload, i) => ({
     id: randomUUID(),
@@ -95,7 +111,7 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
 
 /**
  * Runs a change of the directory with a fresh event batch, then persists the batch's events in the
- * same transaction (which must hold the directory row lock). Returns the change's value and the
+ * same transaction, last (see persistEvents). Returns the change's value and the
  * events as delivered, for the caller's callbacks after the commit.
  */
 export async function withEvents<T>(

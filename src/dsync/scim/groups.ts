@@ -12,7 +12,7 @@ import { scimError } from '../errors.ts';
 import type { EventBatch } from '../events/service.ts';
 import * as groups from '../store/groups.ts';
 import * as members from '../store/members.ts';
-import { findUsers } from '../store/users.ts';
+import { findUsers, lockNames } from '../store/users.ts';
 import type { Directory, DsyncGroup, Raw } from '../types.ts';
 import { isObject, resourceBody } from './attributes.ts';
 import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';
@@ -38,8 +38,14 @@ function memberIds(v: unknown): string[] {
   return [...new Set(ids as string[])];
 }
 
-export async function loadGroup(db: Executor, directory: Directory, id: string): Promise<DsyncGroup> {
-  const g = await groups.findGroup(db, directory.id, id);
+/** Loads a group of the directory or throws Jackson's 404; a write locks the row (`forUpdate`). */
+export async function loadGroup(
+  db: Executor,
+  directory: Directory,
+  id: string,
+  forUpdate = false,
+): Promise<DsyncGroup> {
+  const g = await groups.findGroup(db, directory.id, id, { forUpdate });
   if (!g) throw scimError(404, 'Group not found');
   return g;
 }
@@ -82,6 +88,7 @@ export async function createGroup(trx: Executor, directory: Directory, body: unk
   const b = resourceBody(body);
   const name = displayName(b.displayName);
   const id = str(b.groupId) || randomUUID();
+  await lockNames(trx, directory.id, 'group', [name ?? '', str(b.groupId) ?? '']);
   if ((await groups.findGroupByName(trx, directory.id, name)) || (await groups.findGroup(trx, directory.id, id)))
     throw scimError(409, 'Group already exists', 'uniqueness');
   const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...b, members: [] };

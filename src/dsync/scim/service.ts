@@ -3,15 +3,18 @@
  * HTTP routes and by the library controller. Pipeline:
  *   resource type → directory (404) → secret, constant time (401; cloud directories always 401, Q6)
  *   → deactivated: 200 `{}` (Q5: after the secret check, not before as in Jackson) → method.
- * Every write runs in one transaction that first locks the directory row, then changes the data
- * and writes the change's events. Errors are thrown as SCIM AppErrors.
+ * Every write runs in one transaction that changes the data and then writes the change's events;
+ * the directory row is locked only from the events' sequence numbers to the commit, so writers of
+ * one directory run side by side (a create serialises with creates of the same names only). The
+ * directory is read once per request, before the transaction, with its SCIM secret the only sealed
+ * value opened. Errors are thrown as SCIM AppErrors.
  */
 import { safeEqual } from '../../core/crypto/random.ts';
-import { isDataException, mapDbError } from '../../core/db/errors.ts';
+import { isDataException, isForeignKeyViolation, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
-import { type DeliveryPolicy, type EventBatch, withEvents } from '../events/service.ts';
+import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from '../events/service.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
@@ -42,18 +45,32 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.
 }
 
 export function createScimService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
-  /** Runs a write: directory lock, change, events, commit. A unique violation is a 409. */
-  async function write(kind: ResourceKind, directoryId: string, fn: Write): Promise<ScimResult> {
-    try {
-      return await withTx(o.db, async (trx) => {
-        const directory = await o.directories.lock(trx, directoryId);
-        if (!directory) throw scimError(404, 'Directory configuration not found.');
-        if (directory.deactivated) return { status: 200, data: {}, events: [] };
-        const { value, events } = await withEvents(trx, directory, o.delivery, (batch) => fn(trx, directory, batch));
-        return { ...value, events };
-      });
-    } catch (e) {
-      throw mapDbError(e, () => scimError(409, `${kind === 'users' ? 'User' : 'Group'} already exists`, 'uniqueness'));
+  /**
+   * Runs a write: change, events, commit. A unique violation is a 409; a directory deleted
+   * meanwhile is a 404, one deactivated meanwhile the deactivated answer (nothing changed).
+   */
+  async function write(kind: ResourceKind, directory: Directory, fn: Write): Promise<ScimResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await withTx(o.db, async (trx) => {
+          const { value, events } = await withEvents(trx, directory, o.delivery, (batch) => fn(trx, directory, batch));
+          return { ...value, events };
+        });
+      } catch (e) {
+        if (e instanceof DirectoryUnavailable) {
+          if (e.reason === 'deactivated') return { status: 200, data: {}, events: [] };
+          throw scimError(404, 'Directory configuration not found.');
+        }
+        // A row this write refers to (the directory, a member) was deleted by a write that committed
+        // meanwhile: run again on what is committed now (the missing member is then skipped).
+        if (isForeignKeyViolation(e)) {
+          if (!(await o.directories.load(directory.id))) throw scimError(404, 'Directory configuration not found.');
+          if (attempt < 3) continue;
+        }
+        throw mapDbError(e, () =>
+          scimError(409, `${kind === 'users' ? 'User' : 'Group'} already exists`, 'uniqueness'),
+        );
+      }
     }
   }
 
@@ -61,34 +78,33 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
     if (id) {
       // A write loads the resource once, in its transaction (404 there); other methods load it here.
-      const load = async (db: Executor) => users.loadUser(db, d, id);
+      const load = async (db: Executor) => users.loadUser(db, d, id, db !== o.db);
       if (method === 'PUT')
-        return write('users', d.id, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
+        return write('users', d, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
       if (method === 'PATCH')
-        return write('users', d.id, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
+        return write('users', d, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
       if (method === 'DELETE')
-        return write('users', d.id, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
+        return write('users', d, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
       const current = await load(o.db);
       if (method === 'GET') return { status: 200, data: current.raw };
     }
-    if (method === 'POST') return write('users', d.id, (t, dir, b) => users.createUser(t, dir, req.body, b));
+    if (method === 'POST') return write('users', d, (t, dir, b) => users.createUser(t, dir, req.body, b));
     throw scimError(404, 'Not found');
   }
 
   async function groupsRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
     if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
     if (id) {
-      const load = async (db: Executor) => groups.loadGroup(db, d, id);
+      const load = async (db: Executor) => groups.loadGroup(db, d, id, db !== o.db);
       if (method === 'PUT')
-        return write('groups', d.id, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
+        return write('groups', d, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
       if (method === 'PATCH')
-        return write('groups', d.id, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
-      if (method === 'DELETE')
-        return write('groups', d.id, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
+        return write('groups', d, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
+      if (method === 'DELETE') return write('groups', d, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
       const current = await load(o.db);
       if (method === 'GET') return groups.getGroup(current);
     }
-    if (method === 'POST') return write('groups', d.id, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
+    if (method === 'POST') return write('groups', d, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
     throw scimError(404, 'Not found');
   }
 

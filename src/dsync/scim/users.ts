@@ -23,9 +23,9 @@ function build(directory: Directory, id: string, body: Raw): DsyncUser {
   return { directoryId: directory.id, id, ...a, raw: userRaw(body, id) };
 }
 
-/** Loads a user of the directory or throws Jackson's 404. */
-export async function loadUser(db: Executor, directory: Directory, id: string): Promise<DsyncUser> {
-  const u = await users.findUser(db, directory.id, id);
+/** Loads a user of the directory or throws Jackson's 404; a write locks the row (`forUpdate`). */
+export async function loadUser(db: Executor, directory: Directory, id: string, forUpdate = false): Promise<DsyncUser> {
+  const u = await users.findUser(db, directory.id, id, { forUpdate });
   if (!u) throw scimError(404, 'User not found');
   return u;
 }
@@ -35,6 +35,7 @@ export async function createUser(trx: Executor, directory: Directory, body: unkn
   const b = resourceBody(body);
   const requested = typeof b.userId === 'string' && b.userId !== '' ? b.userId : undefined;
   const user = build(directory, requested ?? randomUUID(), b);
+  await users.lockNames(trx, directory.id, 'user', [user.userName ?? '', user.email ?? '', requested ?? '']);
   if (await users.findUserClash(trx, directory.id, user.userName, user.email)) throw exists();
   if (requested && (await users.findUser(trx, directory.id, requested))) throw exists();
   await users.insertUser(trx, user);

@@ -16,9 +16,9 @@ export async function findDirectory(db: Executor, id: string): Promise<Directory
 }
 
 /**
- * Locks the directory row until the transaction ends. Every SCIM write takes this lock first, so
- * the writes of one directory are serialised: duplicate checks cannot race and event sequence
- * numbers follow commit order.
+ * Locks the directory row until the transaction ends: a cloud sync holds it for its whole
+ * transaction. SCIM writes do not: they take the row lock only when their events get their
+ * sequence numbers, right before the commit (allocateEventSeq).
  */
 export async function lockDirectory(db: Executor, id: string): Promise<DirectoryRow | undefined> {
   return db.selectFrom('dsync_directories').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -57,15 +57,24 @@ export async function listDirectories(db: Executor, q: DirectoryQuery): Promise<
   return s.execute();
 }
 
-/** Hands out `n` sequence numbers; the directory row must be locked by the caller's transaction. */
-export async function allocateEventSeq(db: Executor, id: string, n: number): Promise<number> {
+/**
+ * Hands out `n` sequence numbers (the last one handed out before them is returned). The update
+ * takes the directory row lock until the transaction ends, so the numbers of concurrent writers
+ * follow their commit order and a rolled-back writer leaves no gap. Undefined when the directory
+ * is gone; `deactivated` as committed now (a deactivation that committed meanwhile is seen).
+ */
+export async function allocateEventSeq(
+  db: Executor,
+  id: string,
+  n: number,
+): Promise<{ before: number; deactivated: boolean } | undefined> {
   const r = await db
     .updateTable('dsync_directories')
     .set((eb) => ({ event_seq: eb('event_seq', '+', n) }))
     .where('id', '=', id)
-    .returning('event_seq')
-    .executeTakeFirstOrThrow();
-  return Number(r.event_seq) - n;
+    .returning(['event_seq', 'deactivated'])
+    .executeTakeFirst();
+  return r && { before: Number(r.event_seq) - n, deactivated: r.deactivated };
 }
 
 export async function countDirectories(db: Executor): Promise<number> {

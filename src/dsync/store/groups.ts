@@ -37,13 +37,16 @@ export async function deleteGroup(db: Executor, directoryId: string, id: string)
   await db.deleteFrom('dsync_groups').where('directory_id', '=', directoryId).where('id', '=', id).execute();
 }
 
-export async function findGroup(db: Executor, directoryId: string, id: string): Promise<DsyncGroup | undefined> {
-  const r = await db
-    .selectFrom('dsync_groups')
-    .selectAll()
-    .where('directory_id', '=', directoryId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+/** A group of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
+export async function findGroup(
+  db: Executor,
+  directoryId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<DsyncGroup | undefined> {
+  let q = db.selectFrom('dsync_groups').selectAll().where('directory_id', '=', directoryId).where('id', '=', id);
+  if (opts.forUpdate) q = q.forUpdate();
+  const r = await q.executeTakeFirst();
   return r && toGroup(r);
 }
 

@@ -51,14 +51,28 @@ export async function deleteUser(db: Executor, directoryId: string, id: string):
   await db.deleteFrom('dsync_users').where('directory_id', '=', directoryId).where('id', '=', id).execute();
 }
 
-export async function findUser(db: Executor, directoryId: string, id: string): Promise<DsyncUser | undefined> {
-  const r = await db
-    .selectFrom('dsync_users')
-    .selectAll()
-    .where('directory_id', '=', directoryId)
-    .where('id', '=', id)
-    .executeTakeFirst();
+/** A user of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
+export async function findUser(
+  db: Executor,
+  directoryId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<DsyncUser | undefined> {
+  let q = db.selectFrom('dsync_users').selectAll().where('directory_id', '=', directoryId).where('id', '=', id);
+  if (opts.forUpdate) q = q.forUpdate();
+  const r = await q.executeTakeFirst();
   return r && toUser(r);
+}
+
+/**
+ * Serialises, until the transaction ends, the creates of a directory that claim any of these
+ * names (case-insensitive): a check for a taken name followed by the insert cannot race with
+ * another create of the same name. Transaction-level advisory locks, taken in one sorted order.
+ */
+export async function lockNames(db: Executor, directoryId: string, kind: string, names: string[]): Promise<void> {
+  const keys = [...new Set(names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`))].sort();
+  if (!keys.length) return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) as k`.execute(db);
 }
 
 /** Users of the directory whose userName or email equals one of the given values (case-insensitive). */

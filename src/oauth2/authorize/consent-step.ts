@@ -9,22 +9,28 @@ import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import type { FlowState, HandledConsent } from '../flows/states.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
-import { insertConsentFlow, insertUsedConsent, isConsentUsed } from '../store/flows.ts';
+import {
+  insertConsentFlow,
+  insertUsedConsent,
+  isConsentUsed,
+  isVerifierUsed,
+  markVerifierUsed,
+} from '../store/flows.ts';
 import { obfuscateSubject } from '../subject.ts';
 import type { Grant } from '../token/issue.ts';
 import type { GrantSession } from '../token/session.ts';
 import type { AuthorizeDeps, CookieJar } from './deps.ts';
-import { checkCsrf } from './login-step.ts';
+import { checkCsrf, verifierExpiry } from './login-step.ts';
 import type { AuthorizeRequest } from './request.ts';
 import { type AuthorizeOutcome, toClient } from './respond.ts';
 
 const alreadyUsed = () => oauth2Error('access_denied', { hint: 'The consent verifier has already been used.' });
 
-async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
+export async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
   const flag = d.config.feature_flags.discard_skipped_consents;
   const id = s.consentRequestId;
   // The verifier cannot be used after this moment anyway, so the id need not be kept longer.
-  const usedUntil = new Date(s.requestedAt * 1000 + d.config.ttl.login_consent_request + 60_000);
+  const usedUntil = verifierExpiry(d, s);
   if (flag && s.consentSkip) {
     if ((await isConsentUsed(trx, id)) || !(await insertUsedConsent(trx, id, usedUntil))) throw alreadyUsed();
     return;
@@ -59,7 +65,12 @@ async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: F
   if (!stored || (flag && !(await insertUsedConsent(trx, id, usedUntil)))) throw alreadyUsed();
 }
 
-function grantOf(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowState, c: HandledConsent): Grant {
+export function grantOf(
+  d: AuthorizeDeps,
+  ar: Pick<AuthorizeRequest, 'client' | 'nonce'>,
+  s: FlowState,
+  c: HandledConsent,
+): Grant {
   const login = s.login;
   const sub = obfuscateSubject(
     {
@@ -111,11 +122,15 @@ export async function finishConsent(
   if (s.consentError) throw deniedError(s.consentError);
   const c = s.consent;
   if (!c || !s.login) throw oauth2Error('access_denied', { hint: 'The consent verifier has not been granted.' });
+  // Checked before the CSRF cookie, which the first use cleared: a replay is told what it is.
+  if (await isVerifierUsed(d.db, `consent:${s.consentRequestId}`)) throw alreadyUsed();
   await checkCsrf(d, jar, d.cookies.consentCsrfName(s.clientId), s.consentCsrf ?? '');
   const grant = grantOf(d, ar, s, c);
   const types = ar.responseTypes;
-  return withTx(d.db, async (trx) => {
+  const outcome = await withTx(d.db, async (trx) => {
     await persistConsent(trx, d, s, c);
+    // The used-verifier record outlives a revocation of the consent (which deletes the flow row).
+    if (!(await markVerifierUsed(trx, `consent:${s.consentRequestId}`, verifierExpiry(d, s)))) throw alreadyUsed();
     const out: Record<string, string> = {};
     let code: string | undefined;
     let accessToken: string | undefined;
@@ -144,4 +159,6 @@ export async function finishConsent(
     out.state = ar.state;
     return toClient(ar.redirectUri, ar.responseMode, out);
   });
+  jar.clear(d.cookies.consentCsrfName(s.clientId));
+  return outcome;
 }

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config/load.ts';
 import type { Database } from '../../core/db/schema.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
+import type { ClientOutbound } from '../client-keys.ts';
 import type { FlowCodec } from '../flows/challenge.ts';
 import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
@@ -14,8 +14,8 @@ export interface AuthorizeDeps {
   config: Config;
   clock: Clock;
   db: Kysely<Database>;
-  /** The guarded outbound client (request_uri, jwks_uri). */
-  fetch: SafeFetch;
+  /** The client's keys and guarded outbound client (request_uri, jwks_uri). */
+  outbound: ClientOutbound;
   codec: FlowCodec;
   cookies: FlowCookies;
   clients: ClientPort;

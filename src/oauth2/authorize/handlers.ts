@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Config } from '../../core/config/load.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
+import { cspSource, sendHtml } from '../../core/http/html.ts';
 import { formPostHtml } from './respond.ts';
 import type { AuthorizeService } from './service.ts';
 
@@ -32,8 +33,9 @@ export function registerAuthorizeRoutes(router: Router, service: AuthorizeServic
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     if (outcome.kind === 'form_post') {
-      ctx.type = 'text/html;charset=UTF-8';
-      ctx.body = formPostHtml(outcome.action, outcome.fields);
+      const { action, fields } = outcome;
+      const target = cspSource(action);
+      sendHtml(ctx, (nonce) => formPostHtml(action, fields, nonce), { formAction: target ? [target] : [] });
       return;
     }
     ctx.status = outcome.status;

@@ -11,7 +11,7 @@ import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { isPublicClient } from '../ports.ts';
 import { coversScopes, scopeStrategy, splitSpaces } from '../scope.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import { findRememberedConsent } from '../store/flows.ts';
+import { findRememberedConsent, isVerifierUsed, markVerifierUsed } from '../store/flows.ts';
 import {
   deleteLoginSession,
   findRememberedLoginSession,
@@ -63,6 +63,7 @@ export async function startLogin(
   ar: AuthorizeRequest,
   jar: CookieJar,
   requestUrl: string,
+  extra: Pick<FlowState, 'device'> = {},
 ): Promise<AuthorizeOutcome> {
   const session: LoginSession | undefined = forcesLogin(ar.prompt) ? undefined : await rememberedSession(d, ar, jar);
   if (ar.prompt.includes('none') && !session) {
@@ -93,6 +94,7 @@ export async function startLogin(
       id_token_hint_claims: hint,
     },
     loginCsrf: csrf,
+    ...extra,
   };
   jar.set(d.cookies.loginCsrfName(ar.client.id), await d.cookies.sealCsrf(csrf), {
     maxAgeMs: d.config.ttl.login_consent_request,
@@ -102,6 +104,10 @@ export async function startLogin(
   if (ar.params.identity_schema) query.identity_schema = ar.params.identity_schema;
   return toUi(ui, query);
 }
+
+/** When a verifier of the flow stops being valid anyway (its used-record may go then); 1 min of clock skew. */
+export const verifierExpiry = (d: AuthorizeDeps, s: FlowState) =>
+  new Date(s.requestedAt * 1000 + d.config.ttl.login_consent_request + 60_000);
 
 /** The CSRF cookie set with the challenge must come back with the verifier (403 otherwise). */
 export async function checkCsrf(d: AuthorizeDeps, jar: CookieJar, name: string, expected: string): Promise<void> {
@@ -161,9 +167,15 @@ export async function afterLogin(
   if (s.clientId !== ar.client.id) {
     throw oauth2Error('invalid_client', { hint: 'The flow client id does not match the authorize request client id.' });
   }
+  const used = () => oauth2Error('access_denied', { hint: 'The login verifier has already been used.' });
+  // Checked before the CSRF cookie, which the first use cleared: a replay is told what it is.
+  if (await isVerifierUsed(d.db, `login:${s.id}`)) throw used();
   await checkCsrf(d, jar, d.cookies.loginCsrfName(s.clientId), s.loginCsrf);
   const login = s.login;
   if (!login) throw oauth2Error('access_denied', { hint: 'The login verifier has not been granted.' });
+  // Usable once, whatever happened to the session since (a revoked session must stay revoked).
+  if (!(await markVerifierUsed(d.db, `login:${s.id}`, verifierExpiry(d, s)))) throw used();
+  jar.clear(d.cookies.loginCsrfName(s.clientId));
   const sub = obfuscateSubject(subjectConfig(d), ar.client, s.subject, login.forceSubjectIdentifier);
   try {
     await validatePrompt(d, ar, s, sub);
@@ -196,7 +208,9 @@ export async function afterLogin(
 
 async function consentSkippable(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowState): Promise<boolean> {
   if (ar.prompt.includes('consent')) return false;
-  if (isPublicClient(ar.client)) {
+  // A public client's device cannot prove who it is: its user always confirms (Hydra).
+  if (s.device && isPublicClient(ar.client)) return false;
+  if (isPublicClient(ar.client) && !s.device) {
     // RFC 6749 §10.2: without proof of the client's identity, do not reuse an earlier approval.
     const u = new URL(ar.redirectUri);
     if (!(u.protocol === 'https:' || (u.protocol === 'http:' && isLocalhost(u)))) return false;

@@ -4,7 +4,7 @@
  * login and consent screens (PKCE, prompt values, nonce) run here, before any screen is shown.
  */
 import type { Config } from '../../core/config/load.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
+import type { ClientOutbound } from '../client-keys.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { type ClientPort, type FlowClient, isPublicClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
@@ -22,7 +22,7 @@ import type { AuthorizeRequest, ErrorTarget } from './request.ts';
 
 export interface PipelineDeps {
   config: Config;
-  fetch: SafeFetch;
+  outbound: ClientOutbound;
   clients: ClientPort;
   now: () => Date;
 }
@@ -62,7 +62,7 @@ async function resolveTarget(d: PipelineDeps, input: Record<string, string>, tar
   target.state = input.state ?? '';
   const client = input.client_id ? await d.clients.get(input.client_id) : undefined;
   if (!client) throw oauth2Error('invalid_client', { hint: 'The requested OAuth 2.0 Client does not exist.' });
-  const params = await applyRequestObject(d.fetch, client, input, d.now());
+  const params = await applyRequestObject(d.outbound, client, input, d.now(), d.config.serve.limits.request_object);
   target.state = params.state ?? '';
   const givenMode = parseResponseMode(params.response_mode);
   if (givenMode) target.responseMode = givenMode;

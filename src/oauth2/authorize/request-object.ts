@@ -1,14 +1,17 @@
 /**
  * OpenID Connect request objects (Core §6): `request` (by value) is verified with the client's
  * `jwks` and merged over the query parameters; `scope` values of both are united. Only requests
- * with the `openid` scope use them (fosite). An unsigned object (`alg: none`) is accepted unless the
- * client pins `request_object_signing_alg`.
+ * with the `openid` scope use them (fosite). An unsigned object (`alg: none`) is accepted only from
+ * a client that registered `request_object_signing_alg: none`; a `client_id` or `response_type`
+ * inside must equal the query's (Core §6.1).
  * `request_uri` must be registered on the client; it, and a client's `jwks_uri`, are fetched through
- * the guarded outbound client (no internal addresses when `clients.http.disallow_private_ip_ranges`).
+ * the guarded outbound client (no internal addresses when `clients.http.disallow_private_ip_ranges`,
+ * or for dynamically registered clients); key sets are cached (client-keys.ts). A failed fetch is
+ * reported with a fixed message: no status, address or timing.
  */
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import { SafeFetchError, type SafeFetch } from '../../core/safe-fetch.ts';
-import { ClientKeysError, clientKeys } from '../client-keys.ts';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWK, jwtVerify } from 'jose';
+import { SafeFetchError } from '../../core/safe-fetch.ts';
+import { ClientKeysError, type ClientOutbound } from '../client-keys.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowClient } from '../ports.ts';
 import { splitSpaces } from '../scope.ts';
@@ -16,7 +19,7 @@ import { splitSpaces } from '../scope.ts';
 const ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
 
 async function claimsOf(
-  fetch: SafeFetch,
+  outbound: ClientOutbound,
   client: FlowClient,
   jwt: string,
   now: Date,
@@ -33,6 +36,11 @@ async function claimsOf(
     });
   }
   if (alg === 'none') {
+    if (client.requestObjectSigningAlg !== 'none') {
+      throw oauth2Error('invalid_request_object', {
+        hint: "The request object is not signed ('alg' is 'none'), but the OAuth 2.0 Client did not register request_object_signing_alg 'none'.",
+      });
+    }
     if (!jwt.endsWith('.'))
       throw oauth2Error('invalid_request_object', { hint: 'Unable to verify the request object.' });
     return decodeJwt(jwt) as Record<string, unknown>;
@@ -42,51 +50,77 @@ async function claimsOf(
       hint: `This request object uses unsupported signing algorithm '${alg}'.`,
     });
   }
-  let keys: Awaited<ReturnType<typeof clientKeys>>;
-  try {
-    keys = await clientKeys(fetch, client);
-  } catch (e) {
-    if (!(e instanceof ClientKeysError)) throw e;
-    const family = alg.startsWith('ES') ? 'ECDSA' : 'RSA';
-    throw oauth2Error('invalid_request_object', {
-      hint: `Unable to retrieve ${family} signing key from OAuth 2.0 Client. ${e.message}`,
-    });
-  }
-  try {
-    const { payload } = await jwtVerify(jwt, createLocalJWKSet(keys), {
-      algorithms: ALGS,
-      currentDate: now,
-    });
-    return payload as Record<string, unknown>;
-  } catch (e) {
-    throw oauth2Error('invalid_request_object', {
+  const family = alg.startsWith('ES') ? 'ECDSA' : 'RSA';
+  const keysOf = async (refresh: boolean) => {
+    try {
+      return await outbound.keys(client, { refresh });
+    } catch (e) {
+      if (!(e instanceof ClientKeysError)) throw e;
+      throw oauth2Error('invalid_request_object', {
+        hint: `Unable to retrieve ${family} signing key from OAuth 2.0 Client. ${e.message}`,
+      });
+    }
+  };
+  const verify = async (keys: { keys: JWK[] }) =>
+    (await jwtVerify(jwt, createLocalJWKSet(keys), { algorithms: ALGS, currentDate: now })).payload as Record<
+      string,
+      unknown
+    >;
+  const invalid = (e: unknown) =>
+    oauth2Error('invalid_request_object', {
       hint: "Unable to verify the request object's signature.",
       debug: (e as Error).message,
     });
+  const keys = await keysOf(false);
+  try {
+    return await verify(keys);
+  } catch (e) {
+    if (!(e instanceof joseErrors.JWKSNoMatchingKey) || !keys.fetched) throw invalid(e);
+  }
+  // A key the cached set does not hold: the client may have rotated; refetch (rate-limited) once.
+  const again = await keysOf(true);
+  try {
+    return await verify(again);
+  } catch (e) {
+    throw invalid(e);
   }
 }
 
 /** Returns the parameters with the request object merged in (unchanged when there is none). */
-async function fetchRequestObject(fetch: SafeFetch, location: string): Promise<string> {
-  const fail = (why: string) =>
+async function fetchRequestObject(outbound: ClientOutbound, client: FlowClient, location: string): Promise<string> {
+  // One message whatever went wrong: the answer must not tell what (if anything) listens there.
+  const fail = () =>
     oauth2Error('invalid_request_uri', {
-      hint: `Unable to fetch OpenID Connect request parameters from 'request_uri' because ${why}.`,
+      hint: "Unable to fetch OpenID Connect request parameters from 'request_uri'.",
     });
   try {
-    const r = await fetch(location);
-    if (r.status !== 200) throw fail(`status code '200' was expected, but got '${r.status}'`);
+    const r = await outbound.fetchFor(client)(location);
+    if (r.status !== 200) throw fail();
     return r.text().trim();
   } catch (e) {
-    if (e instanceof SafeFetchError) throw fail(e.message);
+    if (e instanceof SafeFetchError) throw fail();
     throw e;
   }
 }
 
+/** OpenID Connect Core §6.1: `client_id` and `response_type` inside the object must be the query's. */
+function checkBinding(claims: Record<string, unknown>, params: Record<string, string>): void {
+  for (const name of ['client_id', 'response_type'] as const) {
+    if (claims[name] === undefined) continue;
+    if (claims[name] !== (params[name] ?? '')) {
+      throw oauth2Error('invalid_request_object', {
+        hint: `The '${name}' of the request object must equal the '${name}' request parameter.`,
+      });
+    }
+  }
+}
+
 export async function applyRequestObject(
-  fetch: SafeFetch,
+  outbound: ClientOutbound,
   client: FlowClient,
   params: Record<string, string>,
   now: Date,
+  maxBytes = 65536,
 ): Promise<Record<string, string>> {
   const scope = splitSpaces(params.scope);
   if (!scope.includes('openid') || (!params.request && !params.request_uri)) return params;
@@ -107,8 +141,13 @@ export async function applyRequestObject(
       });
     }
   }
-  const jwt = params.request_uri ? await fetchRequestObject(fetch, params.request_uri) : (params.request as string);
-  const claims = await claimsOf(fetch, client, jwt, now);
+  const jwt = params.request_uri
+    ? await fetchRequestObject(outbound, client, params.request_uri)
+    : (params.request as string);
+  if (Buffer.byteLength(jwt) > maxBytes)
+    throw oauth2Error('invalid_request_object', { hint: `The request object is larger than ${maxBytes} bytes.` });
+  const claims = await claimsOf(outbound, client, jwt, now);
+  checkBinding(claims, params);
   const out = { ...params };
   for (const [k, v] of Object.entries(claims)) {
     out[k] = typeof v === 'string' ? v : Array.isArray(v) ? v.join(' ') : JSON.stringify(v);

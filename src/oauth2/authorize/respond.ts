@@ -5,6 +5,7 @@
  */
 import type { AppError } from '../../core/errors.ts';
 import { hydraBody } from '../../core/http/errors.ts';
+import { escapeHtml } from '../../core/http/html.ts';
 import type { ErrorTarget, ResponseMode } from './request.ts';
 
 export interface AbortInfo {
@@ -55,11 +56,20 @@ export function errorOutcome(e: AppError, target: ErrorTarget, errorUrl: string,
   return { kind: 'redirect', status: 302, location: u.toString(), aborted } satisfies AuthorizeOutcome;
 }
 
-const esc = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-
-/** The self-submitting form of `response_mode=form_post`. */
-export function formPostHtml(action: string, fields: Array<[string, string]>): string {
-  const inputs = fields.map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}"/>`).join('\n');
-  return `<html><head><title>Submit This Form</title></head><body onload="javascript:document.forms[0].submit()"><form method="post" action="${esc(action)}">\n${inputs}\n</form></body></html>`;
+/**
+ * The self-submitting form of `response_mode=form_post` (OAuth 2.0 Form Post Response Mode §2).
+ * Send it with `sendHtml` and `formAction: [cspSource(action)]`: the submitting script carries the
+ * response's nonce, and the form may post only to the client's redirect URI.
+ */
+export function formPostHtml(action: string, fields: Array<[string, string]>, nonce = ''): string {
+  const inputs = fields
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}"/>`)
+    .join('\n');
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Submit This Form</title></head><body><form method="post" action="${escapeHtml(action)}">
+${inputs}
+<noscript><button type="submit">Continue</button></noscript>
+</form>
+<script nonce="${escapeHtml(nonce)}">document.forms[0].submit();</script>
+</body></html>`;
 }

@@ -26,7 +26,7 @@ export function createAuthorizeService(d: AuthorizeDeps) {
       const target: ErrorTarget = { responseMode: 'query', state: '' };
       try {
         const ar = await validateAuthorizeRequest(
-          { config: d.config, fetch: d.fetch, clients: d.clients, now: () => d.clock.now() },
+          { config: d.config, outbound: d.outbound, clients: d.clients, now: () => d.clock.now() },
           params,
           target,
         );

@@ -10,6 +10,12 @@ import { clientBody, decodeBody, lifespansBody, renderClient, toDraft, toLifespa
 
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 const idOf = (ctx: Context) => (ctx.params as { id: string }).id;
+/**
+ * The parsed body, or undefined when none was sent (the body parser turns an empty body into `{}`,
+ * which would be a valid client: an empty PUT would then wipe the client). Hydra answers 400 there.
+ */
+const bodyOf = (ctx: Context): unknown =>
+  ctx.request.length || ctx.get('transfer-encoding') ? ctx.request.body : undefined;
 
 /** A write response: the secret and registration token only when this write produced them. */
 export const renderWritten = (w: WrittenClient) =>
@@ -22,7 +28,7 @@ export const renderWritten = (w: WrittenClient) =>
 export function clientHandlers(clients: ClientService) {
   return {
     async createOAuth2Client(ctx: Context) {
-      const draft = toDraft(decodeBody(clientBody, ctx.request.body));
+      const draft = toDraft(decodeBody(clientBody, bodyOf(ctx)));
       const w = await clients.create(draft, { dynamic: false });
       ctx.status = 201;
       ctx.set('Location', `/admin/clients/${encodeURIComponent(w.client.client_id)}`);
@@ -48,7 +54,7 @@ export function clientHandlers(clients: ClientService) {
     },
 
     async setOAuth2Client(ctx: Context) {
-      const draft = toDraft(decodeBody(clientBody, ctx.request.body));
+      const draft = toDraft(decodeBody(clientBody, bodyOf(ctx)));
       ctx.body = renderWritten(await clients.replace(idOf(ctx), draft));
     },
 
@@ -62,7 +68,7 @@ export function clientHandlers(clients: ClientService) {
     },
 
     async setOAuth2ClientLifespans(ctx: Context) {
-      const lifespans = toLifespans(decodeBody(lifespansBody, ctx.request.body));
+      const lifespans = toLifespans(decodeBody(lifespansBody, bodyOf(ctx)));
       ctx.body = renderClient(await clients.setLifespans(idOf(ctx), lifespans));
     },
   };

@@ -94,6 +94,8 @@ export interface StoredClient {
   secretHash: string | null;
   /** HMAC signature of the registration access token ('' when none). */
   registrationSignature: string;
+  /** Created through dynamic registration: its outbound requests refuse internal addresses. */
+  dynamic?: boolean;
 }
 
 export const isPublicClient = (c: Pick<ClientFields, 'token_endpoint_auth_method'>) =>

@@ -28,8 +28,12 @@ function isElementAccess(path: string): boolean {
   return last === '-' || /^\d+$/.test(last);
 }
 
+/** Bound on the operations of one patch (a client document has a few dozen members). */
+export const MAX_PATCH_OPERATIONS = 100;
+
 function checkOps(body: unknown): Op[] {
   if (!Array.isArray(body)) throw badPatch('the body must be a JSON array of operations');
+  if (body.length > MAX_PATCH_OPERATIONS) throw badPatch(`more than ${MAX_PATCH_OPERATIONS} operations`);
   return body.map((raw, i) => {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
       throw badPatch(`operation ${i} is not an object`);

@@ -7,10 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../../container.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
-import { hashSecret, verifySecret } from '../../core/crypto/hash.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
-import { randomString } from '../../core/crypto/random.ts';
 import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
@@ -20,6 +18,7 @@ import { deleteTokensOfClient } from '../store/token-families.ts';
 import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
 import { checkClientOutbound } from './outbound.ts';
 import { applyClientPatch } from './patch.ts';
+import { createSecretHasher, generateSecret } from './secrets.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
 import { type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
 
@@ -42,8 +41,6 @@ export interface ClientListQuery {
 export type ClientService = ReturnType<typeof createClientService>;
 
 const PAGE_KIND = 'oauth2_clients';
-/** Hydra generates 26-character secrets from this alphabet (x.GenerateSecret). */
-const SECRET_LENGTH = 26;
 
 const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 
@@ -57,9 +54,9 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     defaultScope: config.oidc.dynamic_client_registration.default_scope,
     subjectTypes: config.oidc.subject_identifiers.supported_types,
     accessTokenStrategy: config.strategies.access_token,
+    dev: config.dev,
   };
-  // A hash to verify against when the client is unknown, so both paths cost one hash check.
-  let decoy: Promise<string> | undefined;
+  const secrets = createSecretHasher({ hashers, systemSecrets: () => config.secrets.system });
 
   /** Hydra rounds client timestamps to the second. */
   const now = () => new Date(Math.round(clock.now().getTime() / 1000) * 1000);
@@ -69,7 +66,14 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   /** The pure rules, then the network ones (address policy, sector identifier contents). */
   const validate = async (d: ClientDraft, dynamic: boolean): Promise<ClientDraft> => {
     const valid = (dynamic ? validateDynamicClient : validateClient)(d, env);
-    await checkClientOutbound(valid, core.fetch.oauth2, config.clients.http.disallow_private_ip_ranges);
+    // An anonymous caller chose the URIs of a dynamically registered client: internal addresses are
+    // refused unless the operator allowed them (operator-created clients keep Hydra's default).
+    const strict = dynamic && !config.oidc.dynamic_client_registration.allow_internal_addresses;
+    await checkClientOutbound(
+      valid,
+      strict ? core.fetch.oauth2Dynamic : core.fetch.oauth2,
+      strict || config.clients.http.disallow_private_ip_ranges,
+    );
     return valid;
   };
 
@@ -95,15 +99,25 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       d.client_id = randomUUID();
     }
     const chosen = d.client_secret !== '';
-    if (!chosen) d.client_secret = randomString(SECRET_LENGTH);
+    if (!chosen) d.client_secret = generateSecret();
     const valid = await validate(d, opts.dynamic);
     const pub = isPublicClient(valid);
     // A public client gets no secret of its own; one the admin chose is still kept hashed (as Hydra does).
-    const secretHash = pub && !chosen ? null : await hashSecret(valid.client_secret, hashers);
+    const secretHash =
+      pub && !chosen
+        ? null
+        : chosen
+          ? await secrets.hashChosen(valid.client_secret)
+          : secrets.hashGenerated(valid.client_secret);
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
-    await store.insertClient(db, nid, { client, secretHash, registrationSignature: reg.signature });
+    await store.insertClient(db, nid, {
+      client,
+      secretHash,
+      registrationSignature: reg.signature,
+      dynamic: opts.dynamic,
+    });
     return {
       client,
       secret: pub ? undefined : valid.client_secret,
@@ -154,12 +168,13 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     valid: ClientDraft,
     registrationSignature?: string,
   ): Promise<WrittenClient> {
-    const secretHash = valid.client_secret ? await hashSecret(valid.client_secret, hashers) : old.secretHash;
+    const secretHash = valid.client_secret ? await secrets.hashChosen(valid.client_secret) : old.secretHash;
     const client = toClient({ ...valid, client_id: old.client.client_id }, old.client.created_at, now());
     await store.replaceClient(trx, nid, {
       client,
       secretHash,
       registrationSignature: registrationSignature ?? old.registrationSignature,
+      dynamic: old.dynamic ?? false,
     });
     return { client, secret: valid.client_secret || undefined };
   }
@@ -219,18 +234,33 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
   }
 
   /**
-   * Client authentication by id and secret (`client_secret_basic` / `client_secret_post`). The client
-   * when the secret matches its stored hash; undefined otherwise — unknown client, no secret, or a
-   * wrong one — after the same amount of hashing work, so timing does not tell which.
+   * Client authentication by id and secret (`client_secret_basic` / `client_secret_post`): whether
+   * `secret` matches the stored hash of `stored` (a client read by `findStored`). A client without a
+   * secret (or none at all) costs the same check as a wrong secret of a generated one, so timing does
+   * not tell an unknown client from a wrong secret. A successful check may store a better hash
+   * (secrets.ts says when); that write is best effort and retried on the next success.
    */
-  async function authenticateClient(id: string, secret: string): Promise<Client | undefined> {
-    const s = await store.findClientById(db, nid, id);
-    if (!s?.secretHash) {
-      decoy ??= hashSecret(randomString(SECRET_LENGTH), hashers);
-      await verifySecret(secret, await decoy);
-      return undefined;
+  async function verifyStoredSecret(stored: StoredClient | undefined, secret: string): Promise<boolean> {
+    if (!stored?.secretHash) {
+      await secrets.decoy(secret);
+      return false;
     }
-    return (await verifySecret(secret, s.secretHash)) ? s.client : undefined;
+    const hash = stored.secretHash;
+    const r = await secrets.verify(stored.client.client_id, secret, hash);
+    if (r.ok && r.rehash) {
+      await store.replaceSecretHash(db, nid, stored.client.client_id, hash, r.rehash).catch(() => undefined);
+      stored.secretHash = r.rehash;
+    }
+    return r.ok;
+  }
+
+  /** The stored client (with its secret hash), or undefined; for client authentication. */
+  const findStored = (id: string) => store.findClientById(db, nid, id);
+
+  /** The client when `secret` is its secret; undefined otherwise (unknown client, no secret, wrong one). */
+  async function authenticateClient(id: string, secret: string): Promise<Client | undefined> {
+    const s = await findStored(id);
+    return (await verifyStoredSecret(s, secret)) ? s?.client : undefined;
   }
 
   return {
@@ -243,6 +273,8 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     setLifespans,
     remove,
     authenticateClient,
+    findStored,
+    verifyStoredSecret,
     newRegistrationToken,
   };
 }

@@ -8,6 +8,7 @@ import { createPublicKey } from 'node:crypto';
 import { AppError, HERODOT } from '../../core/errors.ts';
 import { type ClientDraft, TOKEN_ENDPOINT_AUTH_METHODS } from './model.ts';
 import { type GoUrl, parseRequestUri, parseUrl } from './uri.ts';
+import { uriRefusal } from './uri-policy.ts';
 
 const INVALID_METADATA =
   "The value of one of the Client Metadata fields is invalid and the server has rejected this request. Note that an Authorization Server MAY choose to substitute a valid value for any requested parameter of a Client's Metadata.";
@@ -28,6 +29,8 @@ export interface ValidationEnv {
   subjectTypes: readonly string[];
   /** `strategies.access_token`. */
   accessTokenStrategy: 'opaque' | 'jwt';
+  /** `dev`: admits `http` redirect and front-channel URIs for any host. */
+  dev: boolean;
 }
 
 /** JWK sanity: node parses every asymmetric key type; a symmetric key needs its `k`. */
@@ -105,13 +108,30 @@ function checkCorsOrigins(d: ClientDraft): void {
   });
 }
 
-function checkRedirects(d: ClientDraft): GoUrl[] {
+function checkRedirects(d: ClientDraft, dev: boolean): GoUrl[] {
   return (d.redirect_uris ?? []).map((r) => {
     if (r.includes('#')) throw invalidRedirect('Redirect URIs must not contain fragments (#).');
     const u = parseRequestUri(r);
     if (!u) throw invalidRedirect(`Unable to parse redirect URL: ${r}`);
+    const refused = uriRefusal(r, 'redirect', dev);
+    if (refused) throw invalidRedirect(`Redirect URL ${r} is not allowed: ${refused}.`);
     return u;
   });
+}
+
+/** The other URI fields a browser or the server uses: a scheme from the allow-list (uri-policy.ts). */
+function checkUsedUris(d: ClientDraft, dev: boolean): void {
+  const fields: Array<[string, string, 'web' | 'fetch']> = [
+    ['frontchannel_logout_uri', d.frontchannel_logout_uri, 'web'],
+    ['backchannel_logout_uri', d.backchannel_logout_uri, 'fetch'],
+    ['jwks_uri', d.jwks_uri, 'fetch'],
+    ...(d.request_uris ?? []).map((u): [string, string, 'fetch'] => ['request_uris', u, 'fetch']),
+  ];
+  for (const [field, uri, use] of fields) {
+    if (!uri) continue;
+    const refused = uriRefusal(uri, use, dev);
+    if (refused) throw invalidMetadata(`Field ${field} is not allowed: ${refused}.`);
+  }
 }
 
 /** Subject types the server offers this client: pairwise is off under the JWT access token strategy. */
@@ -134,10 +154,12 @@ function checkSubjectType(d: ClientDraft, env: ValidationEnv): void {
   }
 }
 
-function checkPostLogout(d: ClientDraft, redirects: GoUrl[]): void {
+function checkPostLogout(d: ClientDraft, redirects: GoUrl[], dev: boolean): void {
   for (const l of d.post_logout_redirect_uris) {
     const u = parseRequestUri(l);
     if (!u) throw invalidMetadata(`Unable to parse post_logout_redirect_uri: ${l}`);
+    const refused = uriRefusal(l, 'redirect', dev);
+    if (refused) throw invalidMetadata(`post_logout_redirect_uri '${l}' is not allowed: ${refused}.`);
     const match = redirects.some((r) => r.scheme === u.scheme && r.hostname === u.hostname && r.port === u.port);
     if (!match) {
       throw invalidMetadata(
@@ -169,7 +191,8 @@ export function validateClient(draft: ClientDraft, env: ValidationEnv): ClientDr
   if (d.userinfo_signed_response_alg !== 'none' && d.userinfo_signed_response_alg !== 'RS256') {
     throw invalidMetadata("Field userinfo_signed_response_alg can either be 'none' or 'RS256'.");
   }
-  const redirects = checkRedirects(d);
+  const redirects = checkRedirects(d, env.dev);
+  checkUsedUris(d, env.dev);
   if (d.access_token_strategy) {
     const s = d.access_token_strategy.toLowerCase();
     if (s !== 'opaque' && s !== 'jwt') {
@@ -180,7 +203,7 @@ export function validateClient(draft: ClientDraft, env: ValidationEnv): ClientDr
     d.access_token_strategy = s;
   }
   checkSubjectType(d, env);
-  checkPostLogout(d, redirects);
+  checkPostLogout(d, redirects, env.dev);
   return d;
 }
 

@@ -1,11 +1,18 @@
-/** Discovery routes on the public listener (Hydra's discoverOidcConfiguration; the same document at both paths). */
+/**
+ * Discovery routes on the public listener (Hydra's discoverOidcConfiguration; the same document at
+ * both paths), served prepared: the document depends on the configuration (fixed per process) and
+ * on the ID-token signing key, so it is rebuilt only when the JSON Web Keys change.
+ */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { ChangeFeed } from '../../core/db/changes.ts';
+import { DOCUMENT_CACHE_CONTROL, preparedCache, sendPrepared } from '../../core/http/prepared.ts';
 import type { DiscoveryService } from './service.ts';
 
-export function registerDiscoveryRoutes(publicRouter: Router, service: DiscoveryService): void {
+export function registerDiscoveryRoutes(publicRouter: Router, service: DiscoveryService, changes?: ChangeFeed): void {
+  const document = preparedCache(changes, 'jwk', () => service.getConfiguration());
   async function discoverOidcConfiguration(ctx: Context) {
-    ctx.body = await service.getConfiguration();
+    sendPrepared(ctx, await document(), DOCUMENT_CACHE_CONTROL);
   }
   publicRouter.get('/.well-known/openid-configuration', discoverOidcConfiguration);
   publicRouter.get('/.well-known/oauth-authorization-server', discoverOidcConfiguration);

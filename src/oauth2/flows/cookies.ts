@@ -61,6 +61,8 @@ export interface FlowCookies {
   sessionName: string;
   loginCsrfName(clientId: string): string;
   consentCsrfName(clientId: string): string;
+  /** The device verification CSRF cookie (one per browser, not per client: the client is not known yet). */
+  deviceCsrfName: string;
   sealCsrf(csrf: string): Promise<string>;
   openCsrf(value: string | undefined): Promise<string | undefined>;
   sealSession(sid: string, ttlMs: number): Promise<string>;
@@ -83,6 +85,7 @@ export function createFlowCookies(config: Config, ring: KeyRing, now: () => Date
     sessionName: `${names.session}${dev}`,
     loginCsrfName: (id) => `${names.login_csrf}${dev}_${murmur3(id)}`,
     consentCsrfName: (id) => `${names.consent_csrf}${dev}_${murmur3(id)}`,
+    deviceCsrfName: `${names.device_csrf}${dev}`,
     sealCsrf: (csrf) => sealJson(ring, 'csrf', csrf, ttl, now().getTime()),
     openCsrf: (v) => open('csrf', v),
     sealSession: (sid, ttlMs) => sealJson(ring, 'session', sid, ttlMs, now().getTime()),

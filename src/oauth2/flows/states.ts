@@ -82,4 +82,6 @@ export interface FlowState {
   consentCsrf?: string;
   consent?: HandledConsent;
   consentError?: DeniedRequest;
+  /** Set when the flow authorizes a device (RFC 8628): the device code's signature. */
+  device?: { signature: string };
 }

@@ -3,11 +3,12 @@
  * bounded batches — each batch one short statement — and at most `limit` rows per table per run;
  * the task enqueues itself again while a table still had `limit` rows due (Hydra's flushInactive
  * loop). Only expired rows go: tokens and codes past `expires_at` (refresh tokens that never expire
- * stay), consent sessions whose `remember_for` ran out, used skipped-consent ids, login sessions
+ * stay), consent sessions whose `remember_for` ran out, used skipped-consent ids, device
+ * authorization requests past `ttl.device_user_code` (and their wrong-user-code counters), login sessions
  * past their lifetime, and jti records of expired assertions.
  *
  * Targets (CLI flags): `tokens` (authorization codes, access and refresh tokens), `requests`
- * (consent sessions, used consent ids), `sessions` (login sessions), `jtis` (used client-assertion
+ * (consent sessions, used consent ids, device requests), `sessions` (login sessions), `jtis` (used client-assertion
  * and JWT-bearer `jti`s), `grants` (trusted JWT-bearer issuers past their `expires_at`, as Hydra's
  * `--grants`; their keys stay in the issuer's key set, unused).
  */
@@ -34,6 +35,9 @@ const TABLES: Record<JanitorTarget, ExpiringTable[]> = {
   requests: [
     { table: 'oauth2_flows', key: 'consent_request_id', age: 'requested_at' },
     { table: 'oauth2_used_consents', key: 'consent_request_id', age: null },
+    { table: 'oauth2_used_verifiers', key: 'id', age: null },
+    { table: 'oauth2_device_requests', key: 'signature', age: 'requested_at' },
+    { table: 'oauth2_device_challenge_attempts', key: 'challenge_id', age: null },
   ],
   sessions: [{ table: 'oauth2_login_sessions', key: 'id', age: 'authenticated_at' }],
   jtis: [{ table: 'oauth2_jti_blacklist', key: 'signature', age: null }],

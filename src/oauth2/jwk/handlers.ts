@@ -4,6 +4,8 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { ChangeFeed } from '../../core/db/changes.ts';
+import { DOCUMENT_CACHE_CONTROL, preparedCache, sendPrepared } from '../../core/http/prepared.ts';
 import type { KeyProvider } from './provider.ts';
 import { createJsonWebKeySetBody, jsonWebKeyBody, jsonWebKeySetBody, parseBody } from './schemas.ts';
 import type { JwkService } from './service.ts';
@@ -13,13 +15,16 @@ export interface JwkRouteDeps {
   provider: KeyProvider;
   /** `urls.self.issuer`: Hydra builds the Location of a created set from it (`<issuer>/keys/<set>`). */
   issuer: string;
+  /** Key changes of every process: `/.well-known/jwks.json` is served prepared until one comes. */
+  changes?: ChangeFeed | undefined;
 }
 
 const param = (ctx: Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');
 
 export function registerJwkRoutes(publicRouter: Router, adminRouter: Router, d: JwkRouteDeps): void {
+  const publicJwks = preparedCache(d.changes, 'jwk', () => d.provider.getPublicJwks());
   async function discoverJsonWebKeys(ctx: Context) {
-    ctx.body = await d.provider.getPublicJwks();
+    sendPrepared(ctx, await publicJwks(), DOCUMENT_CACHE_CONTROL);
   }
 
   async function createJsonWebKeySet(ctx: Context) {

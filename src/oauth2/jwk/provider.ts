@@ -2,7 +2,8 @@
  * The key provider other features sign and verify with (ID tokens, JWT access tokens, logout
  * tokens, signed userinfo), and the source of `/.well-known/jwks.json`.
  *
- * Reads go through the JWK cache when `db.jwk_cache.enabled`. A set that is missing (or, for
+ * Reads are kept per process while the change feed is live (every write to `jwk_keys`, from any
+ * process, notifies it); otherwise they go through the JWK cache when `db.jwk_cache.enabled`. A set that is missing (or, for
  * signing, has no private key) is generated once: inside one process concurrent callers share one
  * in-flight generation; across processes a row lock in `jwk_set_locks` makes every other process
  * wait for the first one's commit and then read its keys, so concurrent first requests all get the
@@ -15,6 +16,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT } from '../../core/errors.ts';
+import type { ChangeFeed } from '../../core/db/changes.ts';
 import type { Logger } from '../../core/log.ts';
 import { insertKeys, listKeys, lockSetForGeneration } from '../store/jwks.ts';
 import type { TtlLru } from './cache.ts';
@@ -58,6 +60,8 @@ export interface KeyProviderDeps {
   clock: Clock;
   log: Logger;
   cache: TtlLru<Jwk[]> | undefined;
+  /** Key changes of every process: while live, keys are kept until a change (TTL cache or not). */
+  changes?: ChangeFeed | undefined;
   broadcastSets: readonly string[];
 }
 
@@ -69,7 +73,20 @@ export function createKeyProvider(d: KeyProviderDeps): KeyProvider {
   const flights = new Map<string, Promise<Jwk[]>>();
   const imported = new WeakMap<Jwk, Promise<SigningCryptoKey>>();
 
+  const known = new Map<string, { version: number; keys: Jwk[] }>();
+
   async function readSet(set: string): Promise<Jwk[]> {
+    if (d.changes?.live()) {
+      const version = d.changes.version('jwk');
+      const k = known.get(set);
+      if (k?.version === version) return k.keys;
+      const keys = (await listKeys(d.db, d.nid, set)).map((r) => d.sealer.open(r));
+      if (keys.length) {
+        known.set(set, { version, keys });
+        d.cache?.set(set, keys, keys.length); // for when the feed goes down
+      }
+      return keys;
+    }
     const hit = d.cache?.get(set);
     if (hit) return hit;
     const keys = (await listKeys(d.db, d.nid, set)).map((r) => d.sealer.open(r));
@@ -154,6 +171,7 @@ export function createKeyProvider(d: KeyProviderDeps): KeyProvider {
 
     forget(set) {
       d.cache?.delete(set);
+      d.changes?.bump('jwk');
     },
   };
 }

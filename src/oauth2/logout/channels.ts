@@ -21,6 +21,7 @@ import { enqueueMany } from '../../core/jobs/enqueue.ts';
 import type { Logger } from '../../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
+import { isUsableUri } from '../clients/uri-policy.ts';
 import { listLogoutClients } from '../store/logout.ts';
 
 export const BACKCHANNEL_TASK = 'oauth2_backchannel_logout';
@@ -37,6 +38,8 @@ export interface ChannelDeps {
   clients: ClientPort;
   /** The guarded outbound client (`core.fetch.oauth2`). */
   fetch: SafeFetch;
+  /** The one for clients created through dynamic registration (`core.fetch.oauth2Dynamic`). */
+  fetchDynamic?: SafeFetch;
   log: Logger;
 }
 
@@ -47,9 +50,12 @@ export interface EndedSessions {
   backchannel: number;
 }
 
-/** `<frontchannel_logout_uri>?iss=…&sid=…` (other query parameters kept); undefined when the URI is not a URL. */
-export function frontchannelUrl(uri: string, issuer: string, sid: string): string | undefined {
-  if (!URL.canParse(uri)) return undefined;
+/**
+ * `<frontchannel_logout_uri>?iss=…&sid=…` (other query parameters kept); undefined when the URI is
+ * not a URL or not one a browser may load (a row stored before the scheme rules: uri-policy.ts).
+ */
+export function frontchannelUrl(uri: string, issuer: string, sid: string, dev = false): string | undefined {
+  if (!URL.canParse(uri) || !isUsableUri(uri, 'web', dev)) return undefined;
   const u = new URL(uri);
   u.searchParams.set('iss', issuer);
   u.searchParams.set('sid', sid);
@@ -89,9 +95,14 @@ export function createLogoutChannels(d: ChannelDeps) {
       const frontchannelUrls: string[] = [];
       for (const r of rows) {
         if (!r.frontchannelLogoutUri) continue;
-        const u = frontchannelUrl(r.frontchannelLogoutUri, issuer, r.sid);
+        const u = frontchannelUrl(r.frontchannelLogoutUri, issuer, r.sid, d.config.dev);
         if (u) frontchannelUrls.push(u);
-        else log.warn({ clientId: r.clientId }, 'front-channel logout skipped: frontchannel_logout_uri is not a URL');
+        else {
+          log.warn(
+            { clientId: r.clientId },
+            'front-channel logout skipped: frontchannel_logout_uri is not an allowed https URL',
+          );
+        }
       }
       return { frontchannelUrls, backchannel };
     },
@@ -111,7 +122,8 @@ export function createLogoutChannels(d: ChannelDeps) {
       const body = new URLSearchParams({ logout_token: await logoutToken(p.clientId, p.sid) }).toString();
       let status: number;
       try {
-        const res = await d.fetch(client.backchannelLogoutUri, {
+        const fetch = client.dynamic && d.fetchDynamic ? d.fetchDynamic : d.fetch;
+        const res = await fetch(client.backchannelLogoutUri, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded' },
           body,

@@ -25,7 +25,7 @@ export interface LogoutDeps {
 /** What the public logout endpoint answers: a redirect, or the front-channel page (200 HTML). */
 export type LogoutOutcome =
   | { kind: 'redirect'; location: string; aborted?: { error: string; status: number } }
-  | { kind: 'page'; html: string };
+  | { kind: 'page'; redirectTo: string; frontchannelUrls: string[] };
 
 export const redirect = (location: string): LogoutOutcome => ({ kind: 'redirect', location });
 

@@ -8,6 +8,8 @@ import type { Config } from '../../core/config/load.ts';
 import { requestParams } from '../authorize/handlers.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
 import { firstValue } from '../guard.ts';
+import { sendHtml } from '../../core/http/html.ts';
+import { frontchannelFrameSources, frontchannelPage } from './page.ts';
 import type { LogoutService } from './service.ts';
 
 const challengeOf = (ctx: Context) => firstValue(ctx.query.logout_challenge) || firstValue(ctx.query.challenge);
@@ -25,8 +27,10 @@ export function registerLogoutRoutes(pub: Router, admin: Router, service: Logout
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     if (outcome.kind === 'page') {
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = outcome.html;
+      const { redirectTo, frontchannelUrls } = outcome;
+      sendHtml(ctx, (nonce) => frontchannelPage(redirectTo, frontchannelUrls, nonce), {
+        frameSrc: frontchannelFrameSources(frontchannelUrls),
+      });
       return;
     }
     if (outcome.aborted) {

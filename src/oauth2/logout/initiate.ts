@@ -11,6 +11,7 @@
  */
 import { idTokenHintClaims } from '../authorize/id-token-hint.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+import { isUsableUri } from '../clients/uri-policy.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowClient } from '../ports.ts';
 import type { LogoutState } from './challenge.ts';
@@ -48,7 +49,11 @@ async function hintedClient(d: LogoutDeps, aud: unknown): Promise<FlowClient> {
 /** The post-logout URL of an RP-initiated logout: the registered URI, exactly, plus `state`. */
 function rpRedirect(d: LogoutDeps, client: FlowClient, requested: string, state: string): string {
   if (!requested) return d.config.urls.post_logout_redirect;
-  if (!client.postLogoutRedirectUris.includes(requested) || !URL.canParse(requested)) {
+  if (
+    !client.postLogoutRedirectUris.includes(requested) ||
+    // Checked again at use: a row stored before the scheme rules may hold a script URL.
+    !isUsableUri(requested, 'redirect', d.config.dev)
+  ) {
     throw invalid(
       'query parameter post_logout_redirect_uri is not a whitelisted as a post_logout_redirect_uri for the client.',
     );

@@ -15,7 +15,6 @@ import type { CookieJar } from '../flows/cookies.ts';
 import type { LogoutState } from './challenge.ts';
 import { cookieSession, type LogoutDeps, type LogoutOutcome, redirect } from './deps.ts';
 import { initiateLogout } from './initiate.ts';
-import { frontchannelPage } from './page.ts';
 
 const missingChallenge = () =>
   oauth2Error('invalid_request', { hint: "Query parameter 'challenge' is not defined but should have been." });
@@ -62,7 +61,7 @@ export function createLogoutService(d: LogoutDeps) {
       'logout completed',
     );
     if (!ended.frontchannelUrls.length) return back;
-    return { kind: 'page', html: frontchannelPage(lr.postLogoutRedirectUri, ended.frontchannelUrls) };
+    return { kind: 'page', redirectTo: lr.postLogoutRedirectUri, frontchannelUrls: ended.frontchannelUrls };
   }
 
   return {

@@ -53,6 +53,7 @@ function toRow(nid: string, s: StoredClient): Insertable<Oauth2ClientsTable> {
     skip_consent: c.skip_consent,
     skip_logout_consent: c.skip_logout_consent,
     registration_access_token_signature: s.registrationSignature,
+    dynamic_registration: s.dynamic ?? false,
     created_at: c.created_at,
     updated_at: c.updated_at,
   };
@@ -65,6 +66,7 @@ function fromRow(r: Row): StoredClient {
   return {
     secretHash: r.client_secret_hash,
     registrationSignature: r.registration_access_token_signature,
+    dynamic: r.dynamic_registration,
     client: {
       client_id: r.id,
       client_name: r.client_name,
@@ -135,6 +137,18 @@ export async function replaceClient(db: Executor, nid: string, s: StoredClient):
     .set(values)
     .where('nid', '=', nid)
     .where('id', '=', s.client.client_id)
+    .executeTakeFirst();
+  return r.numUpdatedRows > 0n;
+}
+
+/** Swaps the secret hash when it is still `from` (a concurrent secret change wins); false otherwise. */
+export async function replaceSecretHash(db: Executor, nid: string, id: string, from: string, to: string) {
+  const r = await db
+    .updateTable('oauth2_clients')
+    .set({ client_secret_hash: to })
+    .where('nid', '=', nid)
+    .where('id', '=', id)
+    .where('client_secret_hash', '=', from)
     .executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }

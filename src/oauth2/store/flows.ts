@@ -95,6 +95,31 @@ export async function insertConsentFlow(db: Executor, f: ConsentFlow): Promise<b
   return r !== undefined;
 }
 
+/**
+ * Records the use of a login or consent verifier (`login:<id>` / `consent:<id>`) until it expires;
+ * false when it was used before (the caller refuses it).
+ */
+export async function markVerifierUsed(db: Executor, id: string, expiresAt: Date): Promise<boolean> {
+  const r = await db
+    .insertInto('oauth2_used_verifiers')
+    .values({ nid: DEFAULT_NID, id, expires_at: expiresAt })
+    .onConflict((oc) => oc.columns(['nid', 'id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Whether a login or consent verifier was used already (see markVerifierUsed). */
+export async function isVerifierUsed(db: Executor, id: string): Promise<boolean> {
+  const r = await db
+    .selectFrom('oauth2_used_verifiers')
+    .select('id')
+    .where('nid', '=', DEFAULT_NID)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
 /** Records a consumed consent id (discarded skipped consents); false when it was already used. */
 export async function insertUsedConsent(db: Executor, consentRequestId: string, expiresAt: Date): Promise<boolean> {
   const r = await db
@@ -106,7 +131,7 @@ export async function insertUsedConsent(db: Executor, consentRequestId: string, 
   return r !== undefined;
 }
 
-/** Whether the consent request id was consumed (full row or used-id record). */
+/** Whether the consent request id was consumed (full row, used-id record or used consent verifier). */
 export async function isConsentUsed(db: Executor, consentRequestId: string): Promise<boolean> {
   const r = await db
     .selectNoFrom((eb) => [
@@ -128,9 +153,18 @@ export async function isConsentUsed(db: Executor, consentRequestId: string): Pro
             .where('consent_request_id', '=', consentRequestId),
         )
         .as('used'),
+      eb
+        .exists(
+          eb
+            .selectFrom('oauth2_used_verifiers')
+            .select('nid')
+            .where('nid', '=', DEFAULT_NID)
+            .where('id', '=', `consent:${consentRequestId}`),
+        )
+        .as('verified'),
     ])
     .executeTakeFirstOrThrow();
-  return Boolean(r.flow) || Boolean(r.used);
+  return Boolean(r.flow) || Boolean(r.used) || Boolean(r.verified);
 }
 
 /** The newest remembered, unexpired, not itself skipped consent of a subject for a client. */

@@ -15,11 +15,14 @@ export interface ExpiringTable {
     | 'oauth2_refresh_tokens'
     | 'oauth2_flows'
     | 'oauth2_used_consents'
+    | 'oauth2_used_verifiers'
+    | 'oauth2_device_requests'
+    | 'oauth2_device_challenge_attempts'
     | 'oauth2_login_sessions'
     | 'oauth2_jti_blacklist'
     | 'oauth2_trusted_jwt_bearer_issuers';
   /** Primary key column besides nid. */
-  key: 'signature' | 'id' | 'consent_request_id';
+  key: 'signature' | 'id' | 'consent_request_id' | 'challenge_id';
   /** When the row was made (for `keep if younger`); null: only `expires_at` is known. */
   age: 'requested_at' | 'authenticated_at' | 'created_at' | null;
 }

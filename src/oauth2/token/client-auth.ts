@@ -5,11 +5,11 @@
  * other than the registered one is `invalid_client` with a hint naming both.
  */
 import { createHash } from 'node:crypto';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import type { SafeFetch } from '../../core/safe-fetch.ts';
-import { ClientKeysError, clientKeys } from '../client-keys.ts';
+import { AppError } from '../../core/errors.ts';
+import { ClientKeysError, type ClientOutbound } from '../client-keys.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import { insertJti } from '../store/tokens.ts';
@@ -21,8 +21,10 @@ export interface ClientAuthDeps {
   db: Executor;
   clock: Clock;
   clients: ClientPort;
-  /** The guarded outbound client (jwks_uri). */
-  fetch: SafeFetch;
+  /** The client's keys (jwks / cached jwks_uri). */
+  outbound: ClientOutbound;
+  /** `oauth2.client_assertion.max_ttl` (ms): the furthest an assertion's `exp` may be in the future. */
+  assertionMaxTtlMs: number;
   /** Accepted `aud` values of client assertions (the token endpoint URLs). */
   tokenUrls: readonly string[];
 }
@@ -105,7 +107,7 @@ function checkAssertionMethod(client: FlowClient, alg: string | undefined): asse
   }
 }
 
-async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<FlowClient> {
+async function assertionClient(d: ClientAuthDeps, assertion: string, formClientId: string): Promise<FlowClient> {
   let claims: Record<string, unknown>;
   let alg: string | undefined;
   try {
@@ -122,26 +124,51 @@ async function assertionClient(d: ClientAuthDeps, assertion: string): Promise<Fl
     throw oauth2Error('invalid_client', {
       hint: "The claim 'sub' from the client_assertion JSON Web Token is undefined.",
     });
+  // RFC 7523 §3 / RFC 7521 §4.2: a client_id sent beside the assertion must name the same client.
+  if (formClientId && formClientId !== id) {
+    throw oauth2Error('invalid_client', {
+      hint: "The 'client_id' request parameter does not match the claim 'sub' of the 'client_assertion'.",
+    });
+  }
   const client = await d.clients.get(id);
   if (!client) throw oauth2Error('invalid_client');
   checkAssertionMethod(client, alg);
-  let keys: Awaited<ReturnType<typeof clientKeys>>;
-  try {
-    keys = await clientKeys(d.fetch, client);
-  } catch (e) {
-    if (e instanceof ClientKeysError) throw oauth2Error('invalid_client', { hint: e.message });
-    throw e;
-  }
-  try {
-    await jwtVerify(assertion, createLocalJWKSet(keys), {
+  const keysOf = async (refresh: boolean) => {
+    try {
+      return await d.outbound.keys(client, { refresh });
+    } catch (e) {
+      if (e instanceof ClientKeysError) throw oauth2Error('invalid_client', { hint: e.message });
+      throw e;
+    }
+  };
+  const verify = async (keys: Awaited<ReturnType<typeof keysOf>>) =>
+    jwtVerify(assertion, createLocalJWKSet(keys), {
       algorithms: [alg],
       currentDate: d.clock.now(),
       requiredClaims: ['exp'],
     });
-  } catch (e) {
-    throw oauth2Error('invalid_client', {
+  const invalid = (e: unknown) =>
+    oauth2Error('invalid_client', {
       hint: "Unable to verify the integrity of the 'client_assertion' value.",
       debug: (e as Error).message,
+    });
+  const keys = await keysOf(false);
+  try {
+    await verify(keys);
+  } catch (e) {
+    // An unknown kid may mean the client rotated its keys: refetch once (rate-limited).
+    if (!(e instanceof joseErrors.JWKSNoMatchingKey) || !keys.fetched) throw invalid(e);
+    try {
+      await verify(await keysOf(true));
+    } catch (e2) {
+      if (e2 instanceof AppError) throw e2;
+      throw invalid(e2);
+    }
+  }
+  const maxExp = d.clock.now().getTime() + d.assertionMaxTtlMs;
+  if (Number(claims.exp) * 1000 > maxExp) {
+    throw oauth2Error('invalid_client', {
+      hint: `The 'exp' claim of the 'client_assertion' is too far in the future: assertions may be valid for at most ${Math.round(d.assertionMaxTtlMs / 1000)} seconds.`,
     });
   }
   await checkAssertionClaims(d, claims, id);
@@ -158,7 +185,7 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
         hint: `The client_assertion request parameter must be set when using client_assertion_type of '${JWT_BEARER_ASSERTION}'.`,
       });
     }
-    return assertionClient(d, form.client_assertion);
+    return assertionClient(d, form.client_assertion, form.client_id ?? '');
   }
   if (assertionType)
     throw oauth2Error('invalid_request', { hint: `Unknown client_assertion_type '${assertionType}'.` });
@@ -172,7 +199,11 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
     });
   }
   const client = await d.clients.get(id);
-  if (!client) throw oauth2Error('invalid_client');
+  if (!client) {
+    // Cost the same as a wrong secret (a decoy hash check), so timing does not tell which ids exist.
+    await d.clients.verifySecret(undefined, secret);
+    throw oauth2Error('invalid_client');
+  }
   const method = client.tokenEndpointAuthMethod || 'client_secret_basic';
   if (!basic && form.client_id && form.client_secret && method !== 'client_secret_post') {
     throw wrongMethod(method, 'client_secret_post');
@@ -180,6 +211,6 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
   if (basic?.secret && method !== 'client_secret_basic') throw wrongMethod(method, 'client_secret_basic');
   if (method === 'none') return client;
   if (!basic && !form.client_secret && method !== 'none') throw wrongMethod(method, 'none');
-  if (!(await d.clients.verifySecret(client.id, secret))) throw oauth2Error('invalid_client');
+  if (!(await d.clients.verifySecret(client, secret))) throw oauth2Error('invalid_client');
   return client;
 }

@@ -36,6 +36,7 @@ const GRANT_TYPE: Partial<Record<GrantKind, string>> = {
   refresh_token: 'refresh_token',
   client_credentials: 'client_credentials',
   jwt_bearer: JWT_BEARER_GRANT,
+  device_authorization: 'urn:ietf:params:oauth:grant-type:device_code',
 };
 
 const HINT = 'The token hook target responded with an error.';

@@ -17,8 +17,15 @@ import { insertAccessToken, insertCode, insertRefreshToken, type TokenRecord } f
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
+import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
 
-export type GrantKind = 'authorization_code' | 'implicit' | 'refresh_token' | 'client_credentials' | 'jwt_bearer';
+export type GrantKind =
+  | 'authorization_code'
+  | 'implicit'
+  | 'refresh_token'
+  | 'client_credentials'
+  | 'jwt_bearer'
+  | 'device_authorization';
 type TokenKind = 'access_token' | 'id_token' | 'refresh_token';
 
 export interface Grant {
@@ -60,6 +67,9 @@ export interface TokenResponse {
   scope: string;
   refresh_token?: string;
   id_token?: string;
+  /** OpenID for Verifiable Credential Issuance (draft 00): with `openid` and `userinfo_credential_draft_00`. */
+  c_nonce_draft_00?: string;
+  c_nonce_expires_in_draft_00?: number;
 }
 
 export interface IssuerDeps {
@@ -69,6 +79,8 @@ export interface IssuerDeps {
   sessions: SessionCodec;
   /** `oauth2.token_hook`, run by `prepareTokenResponse` before anything is signed. */
   hook?: TokenHook;
+  /** Verifiable-credential nonces for grants holding `openid` and `userinfo_credential_draft_00`. */
+  vcNonces?: VcNonces;
 }
 
 /** `at_hash` / `c_hash`: left half of the hash named by the JWS alg, base64url (OIDC Core §3.1.3.6). */
@@ -209,6 +221,10 @@ export function createTokenIssuer(d: IssuerDeps) {
     if (rt) response.refresh_token = rt.token;
     if (userGrant && grant.grantedScope.includes('openid')) {
       response.id_token = await idToken(grant, kind, { accessToken: at.token });
+    }
+    if (d.vcNonces && at.row && grant.grantedScope.includes('openid') && grant.grantedScope.includes(VC_SCOPE)) {
+      response.c_nonce_draft_00 = await d.vcNonces.issue(at.signature);
+      response.c_nonce_expires_in_draft_00 = Math.round(d.vcNonces.lifespanMs / 1000);
     }
     return {
       response,

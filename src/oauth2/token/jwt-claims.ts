@@ -11,14 +11,42 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../../core/config/load.ts';
 import type { Grant } from './issue.ts';
 
-export const RESERVED_AT_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'scp', 'ext']);
+/**
+ * Claims that consent session data (or a token hook) can never set at the top level, whatever
+ * `oauth2.allowed_top_level_claims` lists: RFC 7519 §4.1, RFC 9068 §2.2 (`client_id`, `scope`,
+ * `auth_time`, `acr`, `amr`), RFC 8693 §4 (`act`, `may_act`), RFC 7800 (`cnf`) and gatehouse's own
+ * (`scp`, `ext`, `azp`, `sid`, the stateless marker). A custom `scope` must not widen what the
+ * resource server believes was granted, even when the scope claim is `scp` only.
+ */
+export const RESERVED_AT_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'nbf',
+  'iat',
+  'jti',
+  'client_id',
+  'scp',
+  'scope',
+  'ext',
+  'azp',
+  'auth_time',
+  'acr',
+  'amr',
+  'sid',
+  'act',
+  'may_act',
+  'cnf',
+  'token_use',
+]);
 
 /** The custom-claim part (top-level promotions plus `ext`) of a JWT access token. */
 export function customAccessTokenClaims(
-  opts: { allowedTopLevel: readonly string[]; mirror: boolean; preserveExt: boolean },
+  opts: { allowedTopLevel: readonly string[]; mirror: boolean; preserveExt: boolean; reserved?: readonly string[] },
   ext: Record<string, unknown>,
 ): Record<string, unknown> {
-  const allowed = opts.allowedTopLevel.filter((c) => !RESERVED_AT_CLAIMS.has(c));
+  const allowed = opts.allowedTopLevel.filter((c) => !RESERVED_AT_CLAIMS.has(c) && !opts.reserved?.includes(c));
   const out: Record<string, unknown> = {};
   for (const c of allowed) if (Object.hasOwn(ext, c)) out[c] = ext[c];
   if (opts.mirror) out.ext = ext;
@@ -37,6 +65,7 @@ export function accessTokenClaims(config: Config, grant: Grant, now: Date, expir
         allowedTopLevel: config.oauth2.allowed_top_level_claims,
         mirror: config.oauth2.mirror_top_level_claims,
         preserveExt: config.oauth2.preserve_ext_claims,
+        reserved: [config.strategies.jwt.stateless.claim_name],
       },
       grant.session.ext,
     ),

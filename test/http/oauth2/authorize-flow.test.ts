@@ -202,7 +202,13 @@ describe('the authorization-code flow through login and consent', () => {
 describe('challenges and verifiers are single-use and bound to the browser', () => {
   it('refuses a consent verifier used twice, and reports the consent request as gone', async () => {
     const b = new Browser();
-    const r = await runFlow(t, b, authorizeUrl(t, params()));
+    let consentChallenge = '';
+    const r = await runFlow(t, b, authorizeUrl(t, params()), {
+      consent: (q) => {
+        consentChallenge = q.challenge;
+        return { grant_scope: q.requested_scope };
+      },
+    });
     expect(param(r.final, 'code')).toMatch(/^ory_ac_/);
     const again = await b.get(r.consentVerifierUrl as string);
     expect(param(again.location, 'error')).toBe('access_denied');
@@ -210,9 +216,7 @@ describe('challenges and verifiers are single-use and bound to the browser', () 
     const challenge = new URL(r.consentVerifierUrl as string).searchParams.get('consent_verifier');
     expect(challenge).toBeTruthy();
     const api = adminApi(t);
-    const gone = await api
-      .getOAuth2ConsentRequest({ consentChallenge: await consentChallengeOf(b, r.loginVerifierUrl as string) })
-      .catch((e) => e.response);
+    const gone = await api.getOAuth2ConsentRequest({ consentChallenge }).catch((e) => e.response);
     expect(gone.status).toBe(410);
     expect(gone.data.redirect_to).toContain('/oauth2/auth?');
   });
@@ -238,12 +242,6 @@ describe('challenges and verifiers are single-use and bound to the browser', () 
     expect(param(step.location, 'error')).toBe('access_denied');
   });
 });
-
-/** Replays a login verifier to get the consent challenge of the same flow again. */
-async function consentChallengeOf(b: Browser, loginVerifierUrl: string): Promise<string> {
-  const step = await b.get(loginVerifierUrl);
-  return param(step.location, 'consent_challenge') as string;
-}
 
 describe('codes are one-time and PKCE is checked', () => {
   it('fails a replayed code with invalid_grant and revokes the tokens it issued', async () => {

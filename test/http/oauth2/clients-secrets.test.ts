@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifySecret } from '../../../src/core/crypto/hash.ts';
+import { hashSecret, verifySecret } from '../../../src/core/crypto/hash.ts';
 import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { adminApi, call } from '../../helpers/clients.ts';
 
@@ -19,7 +19,7 @@ describe('client secrets', () => {
   });
   afterAll(async () => s?.close());
 
-  it('returns a generated secret once, never on GET or list, and stores only a PBKDF2 hash', async () => {
+  it('returns a generated secret once, never on GET or list, and stores only its keyed hash', async () => {
     const api = adminApi(s.adminUrl);
     const { data: c } = await api.createOAuth2Client({ oAuth2Client: { client_name: 'secretive' } });
     const secret = c.client_secret!;
@@ -30,19 +30,23 @@ describe('client secrets', () => {
     expect(list.body.find((x: any) => x.client_id === c.client_id)).not.toHaveProperty('client_secret');
     expect(JSON.stringify(list.body)).not.toContain(secret);
     const stored = await row(s, c.client_id!);
-    expect(stored.client_secret_hash).toMatch(/^\$pbkdf2-sha256\$i=25000,l=32\$/);
+    expect(stored.client_secret_hash).toMatch(/^\$hmac-sha256\$k=[A-Za-z0-9_-]+\$[A-Za-z0-9_-]{43}$/);
     expect(stored.client_secret_hash).not.toContain(secret);
-    expect(await verifySecret(secret, stored.client_secret_hash!)).toBe(true);
+    expect(await s.container.oauth2.clients.authenticateClient(c.client_id!, secret)).toBeDefined();
+    expect(await s.container.oauth2.clients.authenticateClient(c.client_id!, `${secret.slice(1)}x`)).toBeUndefined();
     // The registration access token is kept as its signature only.
     expect(c.registration_access_token!.endsWith(stored.registration_access_token_signature)).toBe(true);
     expect(stored.registration_access_token_signature).not.toContain('ory_at_');
   });
 
-  it('keeps a chosen secret hashed, and authenticateClient checks id+secret', async () => {
+  it('keeps a chosen secret under the slow PBKDF2 hash, and authenticateClient checks id+secret', async () => {
     const { data: c } = await adminApi(s.adminUrl).createOAuth2Client({
       oAuth2Client: { client_id: 'auth-me', client_secret: 'correct horse battery staple' },
     });
     expect(c.client_secret).toBe('correct horse battery staple');
+    const hash = (await row(s, 'auth-me')).client_secret_hash!;
+    expect(hash).toMatch(/^\$pbkdf2-sha256\$i=25000,l=32\$/);
+    expect(await verifySecret('correct horse battery staple', hash)).toBe(true);
     const svc = s.container.oauth2.clients;
     expect((await svc.authenticateClient('auth-me', 'correct horse battery staple'))?.client_id).toBe('auth-me');
     expect(await svc.authenticateClient('auth-me', 'correct horse battery stapler')).toBeUndefined();
@@ -113,6 +117,95 @@ describe('client secrets', () => {
   });
 });
 
+describe('client secrets: migration of stored hashes at the token endpoint', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer();
+  });
+  afterAll(async () => s?.close());
+
+  const token = (id: string, secret: string) =>
+    fetch(`${s.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials',
+    });
+  const setHash = (id: string, hash: string) =>
+    s.container.pool.query('update oauth2_clients set client_secret_hash = $2 where id = $1', [id, hash]);
+
+  it('verifies a PBKDF2 hash of a generated secret (as older versions stored it) and replaces it by the keyed hash on success', async () => {
+    const { data: c } = await adminApi(s.adminUrl).createOAuth2Client({
+      oAuth2Client: { client_id: 'legacy', grant_types: ['client_credentials'] },
+    });
+    const secret = c.client_secret!;
+    const keyed = (await row(s, 'legacy')).client_secret_hash!;
+    const legacy = await hashSecret(secret, {
+      algorithm: 'pbkdf2',
+      pbkdf2: { iterations: 25000 },
+      bcrypt: { cost: 10 },
+    });
+    await setHash('legacy', legacy);
+    expect((await token('legacy', `${secret.slice(1)}x`)).status).toBe(401);
+    expect((await row(s, 'legacy')).client_secret_hash).toBe(legacy);
+    expect((await token('legacy', secret)).status).toBe(200);
+    expect((await row(s, 'legacy')).client_secret_hash).toBe(keyed);
+    expect((await token('legacy', secret)).status).toBe(200);
+  });
+
+  it('re-hashes a chosen secret stored with bcrypt at the configured PBKDF2 cost on success', async () => {
+    await adminApi(s.adminUrl).createOAuth2Client({
+      oAuth2Client: {
+        client_id: 'chosen-bc',
+        client_secret: 'a secret somebody chose',
+        grant_types: ['client_credentials'],
+      },
+    });
+    await setHash(
+      'chosen-bc',
+      await hashSecret('a secret somebody chose', {
+        algorithm: 'bcrypt',
+        pbkdf2: { iterations: 1 },
+        bcrypt: { cost: 4 },
+      }),
+    );
+    expect((await token('chosen-bc', 'a secret somebody chose')).status).toBe(200);
+    expect((await row(s, 'chosen-bc')).client_secret_hash).toMatch(/^\$pbkdf2-sha256\$i=25000,l=32\$/);
+  });
+
+  it('does not let a remembered success outlive a secret change made by another process', async () => {
+    await adminApi(s.adminUrl).createOAuth2Client({
+      oAuth2Client: { client_id: 'cached', client_secret: 'first chosen secret', grant_types: ['client_credentials'] },
+    });
+    expect((await token('cached', 'first chosen secret')).status).toBe(200);
+    expect((await token('cached', 'first chosen secret')).status).toBe(200);
+    // Another process rotates the secret: only the row changes, this process's cache does not hear of it.
+    await setHash(
+      'cached',
+      await hashSecret('second chosen secret', {
+        algorithm: 'pbkdf2',
+        pbkdf2: { iterations: 25000 },
+        bcrypt: { cost: 10 },
+      }),
+    );
+    expect((await token('cached', 'first chosen secret')).status).toBe(401);
+    expect((await token('cached', 'second chosen secret')).status).toBe(200);
+  });
+
+  it('answers an unknown client and a wrong secret alike', async () => {
+    await adminApi(s.adminUrl).createOAuth2Client({
+      oAuth2Client: { client_id: 'known', grant_types: ['client_credentials'] },
+    });
+    const unknown = await token('unknown', 'whatever-secret');
+    const wrong = await token('known', 'whatever-secret');
+    expect(unknown.status).toBe(401);
+    expect(wrong.status).toBe(401);
+    expect(await unknown.json()).toEqual(await wrong.json());
+  });
+});
+
 describe('client secrets with oauth2.hashers.algorithm = bcrypt', () => {
   let s: TestServer;
   beforeAll(async () => {
@@ -121,7 +214,9 @@ describe('client secrets with oauth2.hashers.algorithm = bcrypt', () => {
   afterAll(async () => s?.close());
 
   it('stores a bcrypt hash with the configured cost and verifies against it', async () => {
-    const { data: c } = await adminApi(s.adminUrl).createOAuth2Client({ oAuth2Client: { client_id: 'bc' } });
+    const { data: c } = await adminApi(s.adminUrl).createOAuth2Client({
+      oAuth2Client: { client_id: 'bc', client_secret: 'a secret somebody chose' },
+    });
     const hash = (await row(s, 'bc')).client_secret_hash!;
     expect(hash).toMatch(/^\$2[aby]\$04\$/);
     expect(await s.container.oauth2.clients.authenticateClient('bc', c.client_secret!)).toBeDefined();

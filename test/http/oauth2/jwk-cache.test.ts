@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/core/clock.ts';
-import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 const kidsOf = async (s: TestServer) =>
@@ -37,32 +37,93 @@ describe('JWK cache (db.jwk_cache.*)', () => {
     await database?.drop();
   });
 
-  it('serves cached keys until the TTL runs out: updates from other processes are not pushed', async () => {
-    expect(await kidsOf(cached)).toEqual(['id-1', 'at-1']); // fills the cache
-
+  it('sees key changes of other processes at once: every write to jwk_keys notifies every process', async () => {
+    expect(await kidsOf(cached)).toEqual(['id-1', 'at-1']); // fills the caches
+    expect(await kidsOf(uncached)).toEqual(['id-1', 'at-1']);
     expect((await addKey(other, 'hydra.openid.id-token', 'id-2')).status).toBe(201);
-    expect(await kidsOf(uncached)).toEqual(['id-2', 'id-1', 'at-1']); // no cache: seen at once
-    expect(await kidsOf(cached)).toEqual(['id-1', 'at-1']); // cache hit: not seen yet
-    expect((await cached.container.oauth2.keys.getSigningKey('hydra.openid.id-token')).kid).toBe('id-1');
-
-    clock.advance(59_000);
-    expect(await kidsOf(cached)).toEqual(['id-1', 'at-1']);
-    clock.advance(1_000); // TTL reached: the next read goes to the database
-    expect(await kidsOf(cached)).toEqual(['id-2', 'id-1', 'at-1']);
-    expect((await cached.container.oauth2.keys.getSigningKey('hydra.openid.id-token')).kid).toBe('id-2');
+    for (const s of [cached, uncached]) {
+      await eventually(async () => (await kidsOf(s)).join() === 'id-2,id-1,at-1');
+      expect((await s.container.oauth2.keys.getSigningKey('hydra.openid.id-token')).kid).toBe('id-2');
+    }
   });
 
-  it('does not read the database on a hit', async () => {
+  it('serves keys and documents from memory while nothing changed, with an ETag and 304 on revalidation', async () => {
     await kidsOf(cached);
-    // Deleting rows behind the cache's back proves the next answers come from memory.
-    await other.container.pool.query("delete from jwk_keys where sid = 'hydra.jwt.access-token'");
-    for (let i = 0; i < 5; i++) expect(await kidsOf(cached)).toEqual(['id-2', 'id-1', 'at-1']);
-    expect(await kidsOf(uncached)).toHaveLength(3); // (the uncached process regenerates the set at once)
-    clock.advance(60_000);
-    const after = await kidsOf(cached); // expired: read again, the set now holds the regenerated key
-    expect(after).toEqual(await kidsOf(uncached));
+    await kidsOf(uncached);
+    // Deleting rows with the notification switched off proves the answers come from memory.
+    await other.container.pool.query('alter table jwk_keys disable trigger jwk_keys_notify_change');
+    try {
+      await other.container.pool.query("delete from jwk_keys where sid = 'hydra.jwt.access-token'");
+      for (let i = 0; i < 5; i++) {
+        expect(await kidsOf(cached)).toEqual(['id-2', 'id-1', 'at-1']);
+        expect(await kidsOf(uncached)).toEqual(['id-2', 'id-1', 'at-1']);
+      }
+      expect((await cached.container.oauth2.keys.getVerificationKeys('hydra.jwt.access-token')).keys).toHaveLength(1);
+    } finally {
+      await other.container.pool.query('alter table jwk_keys enable trigger jwk_keys_notify_change');
+    }
+    const first = await fetch(`${cached.publicUrl}/.well-known/jwks.json`);
+    const etag = first.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(first.headers.get('cache-control')).toBe('public, max-age=60, must-revalidate');
+    const again = await fetch(`${cached.publicUrl}/.well-known/jwks.json`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    // A change anywhere (here: a notified no-op update) makes every process rebuild: the set deleted
+    // above is regenerated, the ETag moves, and the old one no longer revalidates.
+    await other.container.pool.query("update jwk_keys set kid = kid where sid = 'hydra.openid.id-token'");
+    const after = await eventually(async () => {
+      const kids = await kidsOf(cached);
+      return kids.length === 3 && kids[2] !== 'at-1' ? kids : undefined;
+    });
     expect(after.slice(0, 2)).toEqual(['id-2', 'id-1']);
-    expect(after[2]).not.toBe('at-1');
+    const changed = await fetch(`${cached.publicUrl}/.well-known/jwks.json`, { headers: { 'if-none-match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+  });
+
+  it('rebuilds the prepared discovery document when another process changes the ID-token signing key', async () => {
+    const discover = () => fetch(`${uncached.publicUrl}/.well-known/openid-configuration`);
+    const first = await discover();
+    const etag = first.headers.get('etag') ?? '';
+    expect(etag).not.toBe('');
+    expect(
+      ((await first.json()) as { id_token_signing_alg_values_supported: string[] })
+        .id_token_signing_alg_values_supported,
+    ).toEqual(['ES256']);
+    expect(
+      (await fetch(`${uncached.publicUrl}/.well-known/openid-configuration`, { headers: { 'if-none-match': etag } }))
+        .status,
+    ).toBe(304);
+    const r = await fetch(`${other.adminUrl}/admin/keys/hydra.openid.id-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ alg: 'ES384', kid: 'id-es384' }),
+    });
+    expect(r.status).toBe(201);
+    const doc = await eventually(async () => {
+      const d = (await (await discover()).json()) as { id_token_signing_alg_values_supported: string[] };
+      return d.id_token_signing_alg_values_supported[0] === 'ES384' ? d : undefined;
+    });
+    expect(doc.id_token_signing_alg_values_supported).toEqual(['ES384']);
+    expect(
+      (await fetch(`${uncached.publicUrl}/.well-known/openid-configuration`, { headers: { 'if-none-match': etag } }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('falls back to the TTL cache while it cannot listen for changes', async () => {
+    const keys = cached.container.oauth2.keys;
+    await cached.container.changes.close(); // as if the listening connection were gone for good
+    clock.advance(60_000); // (entries of the TTL cache are at most a TTL old)
+    expect(await kidsOf(cached)).toEqual(await kidsOf(uncached)); // fills the TTL cache
+    const before = await kidsOf(cached);
+    expect((await addKey(other, 'hydra.openid.id-token', 'id-ttl')).status).toBe(201);
+    expect(await kidsOf(cached)).toEqual(before); // not pushed any more: served from the TTL cache
+    clock.advance(60_000);
+    expect((await kidsOf(cached))[0]).toBe('id-ttl');
+    expect((await kidsOf(cached)).length).toBeGreaterThan(before.length);
+    expect((await keys.getSigningKey('hydra.openid.id-token')).kid).toBe('id-ttl');
   });
 
   it('drops its own entry when this process writes the set', async () => {

@@ -66,7 +66,7 @@ describe('front-channel logout', () => {
     expect(done.res.headers.get('cache-control')).toBe('no-store');
     const html = await done.res.text();
 
-    const srcs = [...html.matchAll(/<iframe src="([^"]*)" onload="done\(\)"><\/iframe>/g)].map((m) =>
+    const srcs = [...html.matchAll(/<iframe src="([^"]*)"><\/iframe>/g)].map((m) =>
       (m[1] as string).replaceAll('&amp;', '&'),
     );
     expect(srcs).toHaveLength(2);
@@ -86,7 +86,7 @@ describe('front-channel logout', () => {
     expect(html).toContain(`<meta http-equiv="refresh" content="7; URL=${target.replaceAll('&', '&amp;')}">`);
     expect(html).toContain(`var redir = ${JSON.stringify(target).replaceAll('&', '\\u0026')};`);
     expect(html).toContain('setTimeout(redirect, 7000)');
-    expect(html.split('<script>')).toHaveLength(2); // one script block only
+    expect(html.split('<script nonce=')).toHaveLength(2); // one script block only
     expect(await sessionCount(t, { sid: s.sid })).toBe(0);
   });
 

@@ -85,7 +85,9 @@ describe('configuration', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gh-cfg-'));
     const file = join(dir, 'c.yml');
     writeFileSync(file, 'serve:\n  public:\n    prot: 1\n');
-    expect(problems(() => loadConfig({ file, env: {} }))).toEqual(['serve.public.prot: unknown key']);
+    expect(problems(() => loadConfig({ file, env: {} }))).toEqual([
+      'serve.public.prot: unknown key (did you mean serve.public.port?)',
+    ]);
     expect(problems(() => loadConfig({ env: { DSN: 'postgres://u@h/db' } }))[0]).toMatch(/^secrets\.system: required/);
     expect(problems(() => loadConfig({ env: { SECRETS_SYSTEM: 'short' } }))[0]).toMatch(
       /^secrets\.system\.0: must be at least 16 characters/,

@@ -13,6 +13,7 @@ const env = {
   defaultScope: ['offline_access', 'offline', 'openid'],
   subjectTypes: ['public'],
   accessTokenStrategy: 'opaque' as const,
+  dev: false,
 };
 const draft = (body: Record<string, unknown> = {}): ClientDraft => toDraft(decodeBody(clientBody, body));
 

@@ -2,7 +2,11 @@
  * `redirect_uri` (fosite): exact match with a registered URI, or a loopback `http://127.0.0.1|[::1]`
  * URI matching a registered one on host, path and query with any port (RFC 8252 §7.3). It may be
  * omitted only when the client has exactly one URI and `openid` is not requested. No fragment.
+ * The loopback rule keeps the registered scheme: only a registered `http` loopback URI admits other
+ * ports. A stored URI whose scheme the client rules refuse (http is left to `checkRedirectSecure`) (a row written before them, see
+ * clients/uri-policy.ts) never matches, so no script URL reaches a redirect or the form_post page.
  */
+import { isUsableUri } from '../../clients/uri-policy.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import type { FlowClient } from '../../ports.ts';
 
@@ -32,6 +36,7 @@ function matches(raw: string, registered: readonly string[]): string | undefined
     if (
       reg &&
       requested.protocol === 'http:' &&
+      reg.protocol === 'http:' &&
       isLoopbackHost(requested.hostname) &&
       reg.hostname === requested.hostname &&
       reg.pathname === requested.pathname &&
@@ -52,7 +57,7 @@ export function resolveRedirectUri(client: FlowClient, raw: string, scope: reado
   let found: string | undefined;
   if (!raw && client.redirectUris.length === 1) found = client.redirectUris[0];
   else if (raw) found = matches(raw, client.redirectUris);
-  if (found === undefined || !validShape(parse(found), found)) {
+  if (found === undefined || !validShape(parse(found), found) || !isUsableUri(found, 'redirect', true)) {
     throw oauth2Error('invalid_request', {
       hint: "The 'redirect_uri' parameter does not match any of the OAuth 2.0 Client's pre-registered redirect urls.",
     });

@@ -3,6 +3,7 @@ import type { FlowClient } from '../../ports.ts';
 import type { TokenResponse } from '../issue.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
+import { deviceCodeGrant } from './device-code.ts';
 import type { GrantDeps } from './deps.ts';
 import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
 import { jwtBearerGrant } from './jwt-bearer.ts';
@@ -15,6 +16,7 @@ export const GRANTS: Record<string, GrantHandler> = {
   refresh_token: refreshTokenGrant,
   client_credentials: clientCredentialsGrant,
   [JWT_BEARER_GRANT]: jwtBearerGrant,
+  'urn:ietf:params:oauth:grant-type:device_code': deviceCodeGrant,
 };
 
 export type { GrantDeps };

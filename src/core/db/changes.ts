@@ -1,0 +1,102 @@
+/**
+ * Change notifications between processes: one dedicated connection per process LISTENs on
+ * `gatehouse_changes`, where triggers NOTIFY the name of what changed (`jwk`). Caches of derived
+ * documents compare a per-topic version number, which moves on every notification, on a local
+ * `bump`, and on every loss of the connection (notifications may have been missed). A cache may
+ * trust its entry only while `live()`: the LISTEN is in place; before that (and while reconnecting)
+ * readers rebuild per use, as without a cache.
+ */
+import pg from 'pg';
+import type { Logger } from '../log.ts';
+
+export const CHANGES_CHANNEL = 'gatehouse_changes';
+export type ChangeTopic = 'jwk';
+
+export interface ChangeFeed {
+  /** Moves whenever `topic` may have changed. Starts the listener on first use. */
+  version(topic: ChangeTopic): number;
+  /** Whether notifications are being received (so that an unchanged version means unchanged data). */
+  live(): boolean;
+  /** This process changed `topic` (the notification follows after commit; readers must not wait for it). */
+  bump(topic: ChangeTopic): void;
+  close(): Promise<void>;
+}
+
+export function createChangeFeed(o: { url: string; log: Logger; retryMs?: number }): ChangeFeed {
+  const versions = new Map<string, number>();
+  let generation = 0;
+  let client: pg.Client | undefined;
+  let listening = false;
+  let started = false;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const bumpAll = () => {
+    generation++;
+  };
+  const bump = (topic: string) => versions.set(topic, (versions.get(topic) ?? 0) + 1);
+
+  function lost(c: pg.Client) {
+    if (client !== c) return;
+    client = undefined;
+    listening = false;
+    bumpAll();
+    c.end().catch(() => undefined);
+    if (!closed) {
+      timer = setTimeout(connect, o.retryMs ?? 1000);
+      timer.unref();
+    }
+  }
+
+  function connect() {
+    if (closed) return;
+    const c = new pg.Client({ connectionString: o.url });
+    client = c;
+    c.on('notification', (n) => {
+      if (n.channel === CHANGES_CHANNEL && n.payload) bump(n.payload);
+    });
+    c.on('error', (e) => {
+      o.log.warn({ err: e.message }, 'change notifications: connection lost; caches rebuild per use until it is back');
+      lost(c);
+    });
+    c.on('end', () => lost(c));
+    c.connect()
+      .then(() => c.query(`LISTEN ${CHANGES_CHANNEL}`))
+      .then(() => {
+        if (client !== c) return;
+        // Anything may have changed while nobody listened.
+        bumpAll();
+        listening = true;
+      })
+      .catch((e: Error) => {
+        o.log.warn({ err: e.message }, 'change notifications: cannot listen; caches rebuild per use');
+        lost(c);
+      });
+  }
+
+  const start = () => {
+    if (started || closed) return;
+    started = true;
+    connect();
+  };
+
+  return {
+    version(topic) {
+      start();
+      return generation * 1_000_000_000 + (versions.get(topic) ?? 0);
+    },
+    live() {
+      start();
+      return listening;
+    },
+    bump,
+    async close() {
+      closed = true;
+      listening = false;
+      if (timer) clearTimeout(timer);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}

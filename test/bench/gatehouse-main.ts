@@ -1,0 +1,86 @@
+/**
+ * One gatehouse for the benchmark, in a process of its own (`serve all` with its worker, as an
+ * operator runs it), on a fresh database. Started by the runner with an IPC channel and the config
+ * overrides in BENCH_OVERRIDES (JSON). Messages: it sends `{ type: 'ready', publicUrl, adminUrl, dsn }`;
+ * it answers `{ type: 'stats' }` with its RSS and the number of SQL statements sent so far (every
+ * `pg` client query, the worker's included), and `{ type: 'stop' }` by closing and dropping the database.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../../src/core/config/load.ts';
+import { createContainer } from '../../src/container.ts';
+import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
+import { createLogger } from '../../src/core/log.ts';
+import { serve } from '../../src/server.ts';
+
+let queries = 0;
+/** Statement text (whitespace collapsed, first 160 characters) → times sent. */
+const statements = new Map<string, number>();
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+  queries++;
+  const q = args[0] as string | { text?: string } | undefined;
+  const text = (typeof q === 'string' ? q : (q?.text ?? '?')).replace(/\s+/g, ' ').trim().slice(0, 160);
+  statements.set(text, (statements.get(text) ?? 0) + 1);
+  return (query as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof query;
+
+export const BENCH_API_KEY = 'bench-api-key';
+
+const base = process.env.BENCH_DATABASE_URL as string;
+const name = `gh_bench_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: base });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${name}`);
+const u = new URL(base);
+u.pathname = `/${name}`;
+const config = loadConfig({
+  env: {},
+  overrides: {
+    dsn: u.toString(),
+    // Plain-http loopback URLs (the issuer, redirect URIs) need dev mode; nothing on the measured paths reads it.
+    dev: true,
+    'secrets.system': ['bench-system-secret-0123456789'],
+    'serve.public.port': 0,
+    'serve.admin.port': 0,
+    'serve.public.host': '127.0.0.1',
+    'serve.admin.host': '127.0.0.1',
+    'dsync.api_keys': [BENCH_API_KEY],
+    ...JSON.parse(process.env.BENCH_OVERRIDES ?? '{}'),
+  },
+});
+const container = await createContainer({
+  config,
+  log: createLogger({ level: 'silent' }),
+  databaseUrl: u.toString(),
+  autoMigrate: true,
+});
+const s = await serve(container, 'all');
+const runner = await startWorker({
+  pool: container.pool,
+  log: container.log,
+  concurrency: config.worker.concurrency,
+  pollInterval: config.worker.poll_interval,
+  livenessIntervalMs: config.worker.liveness_check_interval,
+  taskList: await loadTaskList(container),
+});
+
+process.send?.({ type: 'ready', publicUrl: s.public?.url, adminUrl: s.admin?.url, dsn: u.toString() });
+process.on('message', async (m: { type?: string }) => {
+  if (m?.type === 'stats')
+    process.send?.({
+      type: 'stats',
+      rss: process.memoryUsage().rss,
+      queries,
+      statements: Object.fromEntries(statements),
+    });
+  if (m?.type === 'stop') {
+    setTimeout(() => process.exit(0), 10_000).unref();
+    await s.close(1000);
+    await runner.stop();
+    await container.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+    process.exit(0);
+  }
+});

@@ -1,0 +1,245 @@
+/**
+ * Directory sync beside BoxyHQ Jackson (its directory-sync controller as a library, on its own
+ * database on the same PostgreSQL, `requests.handle` behind a minimal HTTP front): SCIM user
+ * creation and group-membership PATCH with Okta-shaped bodies, concurrency 20. gatehouse's
+ * directories have a webhook (a loopback receiver), so every write also stores its event and
+ * enqueues the delivery in the same transaction; Jackson's have none (it would post inline).
+ *
+ * The webhook scenario (gatehouse only) measures delivery end to end: SCIM `PUT /Users/{id}` on 8
+ * directories, each a `user.updated` event delivered to the receiver; reported once the backlog has
+ * drained (bounded wait): events delivered per second and commit→receipt latency p50/p99.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
+import type { Proc } from '../proc.ts';
+import type { BenchRequest, Scenario, Side } from '../types.ts';
+
+const API_KEY = 'bench-api-key';
+const SCIM_JSON = { 'content-type': 'application/scim+json' };
+const receivers: Receiver[] = [];
+
+async function receiver(): Promise<Receiver> {
+  const rx = await startReceiver();
+  receivers.push(rx);
+  return rx;
+}
+
+interface Dir {
+  /** path prefix of the SCIM endpoint (…/{directoryId}) */
+  path: string;
+  secret: string;
+}
+
+async function ghDirectory(p: Proc, product: string, webhook?: string): Promise<Dir> {
+  const r = await fetch(`${p.adminUrl}/api/v1/dsync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Api-Key ${API_KEY}` },
+    body: JSON.stringify({
+      tenant: 'bench',
+      product,
+      type: 'okta-scim-v2',
+      name: product,
+      ...(webhook ? { webhook_url: webhook, webhook_secret: 'bench-webhook-secret' } : {}),
+    }),
+  });
+  if (r.status !== 201) throw new Error(`directory create answered ${r.status}: ${await r.text()}`);
+  const d = ((await r.json()) as { data: { scim: { endpoint: string; secret: string } } }).data;
+  return { path: new URL(d.scim.endpoint).pathname, secret: d.scim.secret };
+}
+
+async function jacksonDirectory(p: Proc, product: string): Promise<Dir> {
+  const r = await fetch(`${p.url}/bench/directories`, {
+    method: 'POST',
+    body: JSON.stringify({ tenant: 'bench', product, type: 'okta-scim-v2', name: product }),
+  });
+  if (r.status !== 201) throw new Error(`jackson directory create answered ${r.status}: ${await r.text()}`);
+  const d = (await r.json()) as { scim: { path: string; secret: string } };
+  return { path: d.scim.path, secret: d.scim.secret };
+}
+
+/** An Okta-shaped SCIM user (Okta's SCIM 2.0 provisioning sends these fields on create). */
+const oktaUser = (email: string, i: number) =>
+  JSON.stringify({
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+    userName: email,
+    name: { givenName: 'Bench', familyName: `User${i}` },
+    emails: [{ primary: true, value: email, type: 'work' }],
+    displayName: `Bench User${i}`,
+    locale: 'en-US',
+    externalId: `00u${i.toString(36).padStart(8, '0')}`,
+    groups: [],
+    active: true,
+  });
+
+async function post(url: string, dir: Dir, resource: 'Users' | 'Groups', body: string): Promise<string> {
+  const r = await fetch(`${url}${dir.path}/${resource}`, {
+    method: 'POST',
+    headers: { ...SCIM_JSON, authorization: `Bearer ${dir.secret}` },
+    body,
+  });
+  if (r.status !== 201) throw new Error(`SCIM POST ${resource} answered ${r.status}: ${await r.text()}`);
+  return ((await r.json()) as { id: string }).id;
+}
+
+function createUsers(dirOf: (p: Proc) => Promise<Dir>): Side {
+  return {
+    url: (p) => p.url,
+    async setup(p) {
+      const dir = await dirOf(p);
+      const tag = randomBytes(3).toString('hex');
+      let seq = 0;
+      return [
+        {
+          method: 'POST',
+          path: `${dir.path}/Users`,
+          headers: { ...SCIM_JSON, authorization: `Bearer ${dir.secret}` },
+          body: () => {
+            const i = seq++;
+            return oktaUser(`u${i}-${tag}@example.com`, i);
+          },
+        },
+      ];
+    },
+  };
+}
+
+const MEMBERS = 50;
+
+/** PATCH /Groups/{id}: Okta adds a member with `add`/`members` and removes one with a `members[value eq …]` path. */
+function patchMembers(dirOf: (p: Proc) => Promise<Dir>): Side {
+  return {
+    url: (p) => p.url,
+    async setup(p) {
+      const dir = await dirOf(p);
+      const tag = randomBytes(3).toString('hex');
+      const users: string[] = [];
+      for (let i = 0; i < MEMBERS; i++)
+        users.push(await post(p.url, dir, 'Users', oktaUser(`m${i}-${tag}@example.com`, i)));
+      const group = await post(
+        p.url,
+        dir,
+        'Groups',
+        JSON.stringify({
+          schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+          displayName: `g-${tag}`,
+          members: [],
+        }),
+      );
+      let seq = 0;
+      return [
+        {
+          method: 'PATCH',
+          path: `${dir.path}/Groups/${group}`,
+          headers: { ...SCIM_JSON, authorization: `Bearer ${dir.secret}` },
+          body: () => {
+            const i = seq++;
+            const user = users[i % MEMBERS] as string;
+            const op =
+              Math.floor(i / MEMBERS) % 2 === 0
+                ? {
+                    op: 'add',
+                    path: 'members',
+                    value: [{ value: user, display: `m${i % MEMBERS}-${tag}@example.com` }],
+                  }
+                : { op: 'remove', path: `members[value eq "${user}"]` };
+            return JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [op] });
+          },
+        },
+      ];
+    },
+  };
+}
+
+const ghDir = async (p: Proc) => ghDirectory(p, `p-${randomBytes(3).toString('hex')}`, (await receiver()).url);
+const jDir = (p: Proc) => jacksonDirectory(p, `p-${randomBytes(3).toString('hex')}`);
+
+const DIRECTORIES = 8;
+const USERS_PER_DIRECTORY = 5;
+const DRAIN_LIMIT_MS = 120_000;
+const percentile = (sorted: number[], q: number) =>
+  sorted.length ? (sorted[Math.min(sorted.length - 1, Math.ceil((q / 100) * sorted.length) - 1)] as number) : 0;
+
+function webhooks(): Side {
+  const state: { rx?: Receiver; warmup: number } = { warmup: 0 };
+  async function drain(p: Proc): Promise<boolean> {
+    const c = new pg.Client({ connectionString: p.dsn });
+    await c.connect();
+    try {
+      const deadline = Date.now() + DRAIN_LIMIT_MS;
+      for (;;) {
+        const { rows } = await c.query<{ n: number }>('select count(*)::int as n from dsync_webhook_outbox');
+        if (!rows[0]?.n) return true;
+        if (Date.now() > deadline) return false;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await c.end();
+    }
+  }
+  return {
+    url: (p) => p.url,
+    async setup(p) {
+      const rx = await receiver();
+      state.rx = rx;
+      const requests: BenchRequest[] = [];
+      for (let d = 0; d < DIRECTORIES; d++) {
+        const dir = await ghDirectory(p, `wh-${d}-${randomBytes(3).toString('hex')}`, rx.url);
+        for (let u = 0; u < USERS_PER_DIRECTORY; u++) {
+          const body = oktaUser(`wh-${d}-${u}-${randomBytes(3).toString('hex')}@example.com`, u);
+          const id = await post(p.url, dir, 'Users', body);
+          requests.push({
+            method: 'PUT',
+            path: `${dir.path}/Users/${id}`,
+            headers: { ...SCIM_JSON, authorization: `Bearer ${dir.secret}` },
+            body,
+          });
+        }
+      }
+      await drain(p);
+      state.warmup = rx.requests.length;
+      return requests;
+    },
+    async report(p) {
+      const rx = state.rx as Receiver;
+      const drained = await drain(p);
+      const got = rx.delivered().slice(state.warmup);
+      const latencies = got.map((r) => r.at - Date.parse(r.body.created_at)).sort((a, b) => a - b);
+      const first = Math.min(...got.map((r) => Date.parse(r.body.created_at)));
+      const last = Math.max(...got.map((r) => r.at));
+      return {
+        'events delivered': got.length,
+        duplicates: got.length - new Set(got.map((r) => r.body.id)).size,
+        'delivered/s': got.length ? Math.round((got.length / (last - first)) * 1000) : 0,
+        'commit→receipt p50 ms': percentile(latencies, 50),
+        'p99 ms': percentile(latencies, 99),
+        drained: drained ? 'yes' : `no (${DRAIN_LIMIT_MS / 1000}s limit)`,
+      };
+    },
+  };
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'SCIM POST /Users (Okta-shaped, one directory)',
+    connections: 20,
+    gatehouse: createUsers(ghDir),
+    peer: { kind: 'jackson', side: createUsers(jDir) },
+  },
+  {
+    name: 'SCIM PATCH /Groups/{id} members (one directory)',
+    connections: 20,
+    gatehouse: patchMembers(ghDir),
+    peer: { kind: 'jackson', side: patchMembers(jDir) },
+  },
+  {
+    name: 'webhooks: SCIM PUT /Users → signed delivery (8 directories)',
+    connections: 20,
+    gatehouse: webhooks(),
+  },
+];
+
+/** Closes the loopback receivers (called by the runner at the end). */
+export async function closeAll(): Promise<void> {
+  for (const r of receivers.splice(0)) await r.close();
+}

@@ -1,0 +1,159 @@
+/**
+ * OAuth 2.0 hot paths beside node-oidc-provider (in-memory adapter, one client_secret_basic client):
+ * client_credentials issuing opaque and JWT ES256 access tokens, introspection of an opaque token,
+ * the discovery document and the JWKS. gatehouse runs with its defaults (the PBKDF2 client-secret
+ * hasher at its default cost included); only the token format differs between scenarios.
+ */
+import type { Proc } from '../proc.ts';
+import type { BenchRequest, Scenario, Side } from '../types.ts';
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+/** The client the oidc-provider peer registers (test/bench/peers/oidc-provider.mjs). */
+const PEER_AUTH = basic('bench', 'bench-secret-0123456789abcdef0123');
+
+async function check(url: string, r: BenchRequest, status = 200): Promise<Response> {
+  const res = await fetch(`${url}${r.path}`, {
+    method: r.method ?? 'GET',
+    headers: r.headers ?? {},
+    ...(typeof r.body === 'string' ? { body: r.body } : {}),
+  });
+  if (res.status !== status)
+    throw new Error(`${r.method ?? 'GET'} ${r.path} answered ${res.status}: ${await res.text()}`);
+  return res;
+}
+
+async function machineClient(p: Proc, extra: Record<string, unknown> = {}) {
+  const r = await fetch(`${p.adminUrl}/admin/clients`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ grant_types: ['client_credentials'], scope: 'read write', ...extra }),
+  });
+  if (r.status !== 201) throw new Error(`client create answered ${r.status}`);
+  return (await r.json()) as { client_id: string; client_secret: string };
+}
+
+/** Adds an ES256 key to `hydra.jwt.access-token`: the newest key, so the one JWT access tokens are signed with. */
+async function es256SigningKey(p: Proc) {
+  const r = await fetch(`${p.adminUrl}/admin/keys/hydra.jwt.access-token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ alg: 'ES256', use: 'sig', kid: `bench-es256-${Date.now()}` }),
+  });
+  if (r.status !== 201) throw new Error(`key create answered ${r.status}`);
+}
+
+async function ghToken(p: Proc, clientExtra: Record<string, unknown> = {}): Promise<BenchRequest> {
+  const c = await machineClient(p, clientExtra);
+  const req: BenchRequest = {
+    method: 'POST',
+    path: '/oauth2/token',
+    headers: { ...FORM, authorization: basic(c.client_id, c.client_secret) },
+    body: 'grant_type=client_credentials&scope=read',
+  };
+  await check(p.url, req);
+  return req;
+}
+
+function peerToken(resource?: string): Side {
+  return {
+    url: (p) => p.url,
+    async setup(p) {
+      const req: BenchRequest = {
+        method: 'POST',
+        path: '/token',
+        headers: { ...FORM, authorization: PEER_AUTH },
+        body: `grant_type=client_credentials&scope=read${resource ? `&resource=${encodeURIComponent(resource)}` : ''}`,
+      };
+      await check(p.url, req);
+      return [req];
+    },
+  };
+}
+
+const getOnly = (path: string): Side => ({
+  url: (p) => p.url,
+  async setup(p) {
+    await check(p.url, { path });
+    return [{ path }];
+  },
+});
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'token: client_credentials, opaque',
+    gatehouse: { url: (p) => p.url, setup: async (p) => [await ghToken(p)] },
+    peer: { kind: 'oidc-provider', side: peerToken() },
+  },
+  {
+    name: 'token: client_credentials, JWT ES256 (stored)',
+    gatehouse: {
+      url: (p) => p.url,
+      async setup(p) {
+        await es256SigningKey(p);
+        return [await ghToken(p, { access_token_strategy: 'jwt' })];
+      },
+    },
+    peer: { kind: 'oidc-provider', side: peerToken('urn:bench:jwt') },
+  },
+  {
+    name: 'token: client_credentials, stateless JWT ES256',
+    overrides: { 'strategies.jwt.stateless.enabled': true },
+    gatehouse: {
+      url: (p) => p.url,
+      async setup(p) {
+        await es256SigningKey(p);
+        return [await ghToken(p)];
+      },
+    },
+    peer: { kind: 'oidc-provider', side: peerToken('urn:bench:jwt') },
+  },
+  {
+    name: 'introspection of an opaque token',
+    gatehouse: {
+      url: (p) => p.adminUrl,
+      async setup(p) {
+        const res = await check(p.url, await ghToken(p));
+        const token = ((await res.json()) as { access_token: string }).access_token;
+        const req: BenchRequest = {
+          method: 'POST',
+          path: '/admin/oauth2/introspect',
+          headers: FORM,
+          body: new URLSearchParams({ token }).toString(),
+        };
+        await check(p.adminUrl, req);
+        return [req];
+      },
+    },
+    peer: {
+      kind: 'oidc-provider',
+      side: {
+        url: (p) => p.url,
+        async setup(p) {
+          const [tokenReq] = await (peerToken().setup(p) as Promise<BenchRequest[]>);
+          const res = await check(p.url, tokenReq as BenchRequest);
+          const token = ((await res.json()) as { access_token: string }).access_token;
+          const req: BenchRequest = {
+            method: 'POST',
+            path: '/token/introspection',
+            headers: { ...FORM, authorization: PEER_AUTH },
+            body: new URLSearchParams({ token }).toString(),
+          };
+          await check(p.url, req);
+          return [req];
+        },
+      },
+    },
+  },
+  {
+    name: 'discovery: GET /.well-known/openid-configuration',
+    gatehouse: getOnly('/.well-known/openid-configuration'),
+    peer: { kind: 'oidc-provider', side: getOnly('/.well-known/openid-configuration') },
+  },
+  {
+    name: 'jwks: GET /.well-known/jwks.json',
+    gatehouse: getOnly('/.well-known/jwks.json'),
+    peer: { kind: 'oidc-provider', side: getOnly('/jwks') },
+  },
+];
