@@ -483,7 +483,7 @@ export const spec = {
   queue: {
     direct_dsn: str(
       '',
-      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, used by workers for graphile-worker (LISTEN/NOTIFY, session advisory locks), when `dsn` goes through a transaction-pooling pooler such as PgBouncer. Empty: workers use `dsn`, and refuse it when it turns out to be such a pooler.',
+      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, for when `dsn` goes through a transaction-pooling pooler such as PgBouncer: workers run graphile-worker on it (LISTEN/NOTIFY, session advisory locks) and every process listens for key changes on it. Empty: `dsn`; a worker then refuses a `dsn` that turns out to be such a pooler, and web processes rebuild cached keys per use.',
       { secret: true },
     ),
   },

@@ -9,7 +9,7 @@
  * with GATEHOUSE_REQUIRE_PGBOUNCER=1, as .ci/run sets, its absence fails the run).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { behindTransactionPooler } from '../../../src/core/jobs/pooler.ts';
+import { behindTransactionPooler } from '../../../src/core/db/pooler.ts';
 import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -72,6 +72,28 @@ describe.runIf(BIN || process.env.GATEHOUSE_REQUIRE_PGBOUNCER === '1')(
       expect(r.stderr).toMatch(/LISTEN\/NOTIFY/);
       expect(r.stderr).toMatch(/queue\.direct_dsn/);
       expect(r.stderr).not.toMatch(/at .*\.ts:\d+/); // one line, no stack
+    });
+
+    it('a key added on one web process is published at once by the other (no LISTEN through the pooler)', async () => {
+      const jwks = async (i: number) =>
+        (
+          (await (await fetch(`${server(i).publicUrl}/.well-known/jwks.json`)).json()) as {
+            keys: Array<{ kid: string }>;
+          }
+        ).keys;
+      // Both processes have built and cached the published set, and their change feeds are up.
+      expect((await jwks(0)).length).toBeGreaterThan(0);
+      expect((await jwks(1)).length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 1500));
+      const before = (await jwks(1)).map((k) => k.kid);
+      const r = await fetch(`${server(0).adminUrl}/admin/keys/hydra.openid.id-token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ alg: 'RS256', use: 'sig', kid: 'pgbouncer-new-key' }),
+      });
+      expect(r.status).toBe(201);
+      expect(before).not.toContain('pgbouncer-new-key');
+      expect((await jwks(1)).map((k) => k.kid)).toContain('pgbouncer-new-key');
     });
 
     it('serves OAuth2 and SCIM traffic from two web processes on 3 pooled server connections', async () => {
