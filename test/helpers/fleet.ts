@@ -40,6 +40,9 @@ export interface Fleet {
   stop(): Promise<void>;
 }
 
+/** A process start takes about 1 s on an idle machine and 6–8 s on a busy shared one. */
+const START_TIMEOUT_MS = 60_000;
+
 const exitedPromise = (c: ChildProcess) =>
   new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
@@ -147,7 +150,7 @@ export async function startFleet(o: {
           }
         },
         `${p.name} to be ready`,
-        20_000,
+        START_TIMEOUT_MS,
       );
       return p;
     },
@@ -167,7 +170,7 @@ export async function startFleet(o: {
             return p.lines.some((l) => l.msg === 'worker started');
           },
           `${p.name} to start`,
-          20_000,
+          START_TIMEOUT_MS,
         );
       }
       return p;

@@ -216,7 +216,7 @@ beforeAll(async () => {
   });
   await Promise.all([fleet.startWeb(0), fleet.startWeb(1)]);
   await Promise.all([fleet.startWorker(0), fleet.startWorker(1), fleet.startWorker(2)]);
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await fleet?.stop();
@@ -283,7 +283,7 @@ describe(`a fleet of 2 web and 3 worker processes (FLEET_SEED=${SEED})`, () => {
         }
         return by;
       };
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 60_000;
       while ([...want].some(([id, w]) => (deliveredBy().get(id)?.length ?? 0) < w.length) && Date.now() < deadline)
         await sleep(100);
       const got = deliveredBy();
@@ -325,7 +325,7 @@ describe(`a fleet of 2 web and 3 worker processes (FLEET_SEED=${SEED})`, () => {
       expect(unregistered, context).toEqual([]);
       const live = new Set(fleet.worker.filter((p) => p && p.child.exitCode === null && !p.killed).map((p) => p?.name));
       expect(live.size).toBe(3);
-      const poolDeadline = Date.now() + 5_000;
+      const poolDeadline = Date.now() + 20_000;
       let pools = 0;
       while (Date.now() < poolDeadline) {
         pools = (await admin.query<{ n: number }>('select count(*)::int as n from worker_pools')).rows[0]?.n ?? 0;
@@ -338,5 +338,5 @@ describe(`a fleet of 2 web and 3 worker processes (FLEET_SEED=${SEED})`, () => {
     } finally {
       clearInterval(nudge);
     }
-  }, 90_000);
+  }, 150_000);
 });

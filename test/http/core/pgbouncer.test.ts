@@ -51,7 +51,7 @@ describe.runIf(BIN || process.env.GATEHOUSE_REQUIRE_PGBOUNCER === '1')(
         workerEnv: { QUEUE_DIRECT_DSN: db.url },
       });
       await Promise.all([fleet.startWeb(0), fleet.startWeb(1), fleet.startWorker(0)]);
-    }, 60_000);
+    }, 150_000);
 
     afterAll(async () => {
       await fleet?.stop();

@@ -69,7 +69,7 @@ describe('a worker that dies before its registration is committed', () => {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
          where wait_event_type = 'Lock' and query like 'insert into worker_pools%'`.execute(s.container.db);
       return (rows[0]?.n ?? 0) > 0;
-    }, 20_000);
+    }, 45_000);
     // Several poll intervals pass: a pool allowed to fetch would have locked the job by now.
     await new Promise((r) => setTimeout(r, 1000));
     const [job] = await jobsOf(s, 'webhook_deliver');
@@ -81,7 +81,7 @@ describe('a worker that dies before its registration is committed', () => {
     await blocker.query('commit');
 
     worker();
-    await eventually(async () => rx.delivered().length === 1, 15_000);
+    await eventually(async () => rx.delivered().length === 1, 45_000);
     await eventually(async () => (await jobsOf(s, 'webhook_deliver')).length === 0);
-  }, 60_000);
+  }, 120_000);
 });
