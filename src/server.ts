@@ -2,7 +2,8 @@
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
-import { healthRouter } from './core/http/health.ts';
+import { auditRouter } from './core/audit/routes.ts';
+import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { VERSION } from './version.ts';
 
@@ -26,6 +27,11 @@ export function buildApps(c: Container): Apps {
     readiness: async () => Object.fromEntries(Object.keys(await readiness(c)).map((k) => [k, 'not ready'])),
   });
   const adminHealth = healthRouter({ version, readiness: () => readiness(c) }, '/admin');
+  const jacksonHealth = jacksonHealthRouter({ version, readiness: () => readiness(c) });
+  // `dsync.api.listener`: where the v1 directory-sync API is served (Api-Key on each).
+  const listener = c.config.dsync.api.listener;
+  const v1Public = listener === 'public' || listener === 'both' ? [c.dsync.adminRouter] : [];
+  const v1Admin = listener === 'admin' || listener === 'both' ? [c.dsync.adminRouter] : [];
   return {
     public: createApp({
       ...common,
@@ -36,15 +42,22 @@ export function buildApps(c: Container): Apps {
         .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
-      routers: [publicHealth, c.oauth2.publicRouter, c.dsync.publicRouter],
-      errorFamilies: c.dsync.errorFamilies.public,
+      routers: [publicHealth, jacksonHealth, c.oauth2.publicRouter, c.dsync.publicRouter, ...v1Public],
+      errorFamilies: [...c.dsync.errorFamilies.public, ...(v1Public.length ? c.dsync.errorFamilies.admin : [])],
     }),
     admin: createApp({
       ...common,
       kind: 'admin',
       bodyLimit: limits.body.admin,
       cors: c.config.serve.admin.cors,
-      routers: [adminHealth, c.oauth2.adminRouter, c.dsync.adminRouter],
+      routers: [
+        adminHealth,
+        jacksonHealth,
+        metricsRouter(),
+        auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }),
+        c.oauth2.adminRouter,
+        ...v1Admin,
+      ],
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
   };

@@ -3,6 +3,8 @@ import { createContainer } from '../container.ts';
 import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
 import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
+import { startTracing } from '../core/observability/tracing.ts';
+import { VERSION } from '../version.ts';
 import { serve } from '../server.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 
@@ -13,6 +15,7 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
       `serve ${which} cannot use dsn=memory: the embedded database lives in one process; use serve all or a postgres:// DSN`,
     );
   }
+  const tracing = await startTracing(config.tracing, { version: VERSION });
   const c = await createContainer({ config, checkDialect: true });
   let states: Awaited<ReturnType<typeof migrationStatus>>;
   try {
@@ -52,6 +55,7 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
     await runner?.stop();
     await queue?.close();
     await c.close();
+    await tracing?.shutdown();
   });
   // SIGHUP re-reads the TLS certificates and keys (after a renewal); a bad pair keeps the old one.
   process.on('SIGHUP', () => {

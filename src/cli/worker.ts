@@ -2,6 +2,9 @@ import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
+import { metricsServer } from '../core/observability/metrics.ts';
+import { startTracing } from '../core/observability/tracing.ts';
+import { VERSION } from '../version.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 
 export function registerWorker(program: Command): void {
@@ -14,6 +17,7 @@ export function registerWorker(program: Command): void {
         const config = configFrom(program.opts<GlobalFlags>());
         if (config.dsn === 'memory')
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
+        const tracing = await startTracing(config.tracing, { version: VERSION });
         const c = await createContainer({ config, checkDialect: true });
         let queue: Awaited<ReturnType<typeof openQueuePool>>;
         try {
@@ -22,6 +26,11 @@ export function registerWorker(program: Command): void {
           await c.close();
           throw e;
         }
+        // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
+        const metrics = config.worker.metrics.port
+          ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
+          : undefined;
+        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         const runner = await startWorker({
           pool: queue.pool,
           log: c.log,
@@ -35,7 +44,9 @@ export function registerWorker(program: Command): void {
         onShutdown(async () => {
           await runner.stop();
           await queue.close();
+          await metrics?.close();
           await c.close();
+          await tracing?.shutdown();
         });
         c.log.info('worker started');
       }),

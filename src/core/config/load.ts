@@ -35,6 +35,10 @@ function coerceEnv(leaf: LeafInfo, raw: string): { value?: unknown; problem?: st
   switch (leaf.node.kind) {
     case 'int':
       return /^-?\d+$/.test(v) ? { value: Number(v) } : { problem: `expected an integer, got ${JSON.stringify(raw)}` };
+    case 'number':
+      return /^-?\d+(\.\d+)?$/.test(v)
+        ? { value: Number(v) }
+        : { problem: `expected a number, got ${JSON.stringify(raw)}` };
     case 'bool':
       if (TRUE.has(v.toLowerCase())) return { value: true };
       if (FALSE.has(v.toLowerCase())) return { value: false };
@@ -217,6 +221,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const warn = opts.warn ?? ((line: string) => process.stderr.write(`config warning: ${line}\n`));
   for (const w of warnings) warn(`${w} is a Hydra setting that gatehouse does not implement; ignored`);
   const cfg = structuredClone(parsed.data) as Config;
+  if (cfg.tracing.provider === 'jaeger' || cfg.tracing.provider === 'zipkin') {
+    warn(
+      `tracing.provider: ${cfg.tracing.provider} is a Hydra tracing provider that gatehouse does not implement; tracing is off (use otel, which Jaeger and Zipkin collectors accept over OTLP)`,
+    );
+  }
   const more = crossChecks(cfg);
   if (more.length) throw new ConfigError(more);
   return deriveDefaults(cfg);

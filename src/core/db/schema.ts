@@ -281,6 +281,25 @@ export interface DsyncEventsTable {
   delivered_at: Date | null;
 }
 
+export interface DsyncSetupLinksTable {
+  id: string;
+  tenant: string;
+  product: string;
+  service: Generated<string>;
+  name: Generated<string>;
+  token_hash: string;
+  token: string;
+  webhook_url: string;
+  webhook_secret: string;
+  valid_till: Date;
+  created_at: Generated<Date>;
+}
+
+export interface DsyncEventsPurgedTable {
+  directory_id: string;
+  seq: number;
+}
+
 export interface DsyncWebhookOutboxTable {
   event_id: string;
   directory_id: string;
@@ -330,6 +349,20 @@ export interface DsyncCloudSyncsTable {
   stats: Json<Record<string, unknown>> | null;
 }
 
+export interface AuditEventsTable {
+  id: Generated<number>;
+  time: Generated<Date>;
+  type: string;
+  actor_kind: string;
+  actor_id: string;
+  target_kind: string;
+  target_id: string;
+  outcome: string;
+  request_id: string;
+  trace_id: string;
+  details: Json<Record<string, unknown>>;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -351,11 +384,14 @@ export interface Database {
   dsync_groups: DsyncGroupsTable;
   dsync_group_members: DsyncGroupMembersTable;
   dsync_events: DsyncEventsTable;
+  dsync_events_purged: DsyncEventsPurgedTable;
+  dsync_setup_links: DsyncSetupLinksTable;
   dsync_webhook_outbox: DsyncWebhookOutboxTable;
   dsync_webhook_backoff: DsyncWebhookBackoffTable;
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
+  audit_events: AuditEventsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -375,6 +411,19 @@ const TOKEN_COLUMNS = [
 
 /** Column lists per table, compared with information_schema in a test so this file cannot drift. */
 export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
+  audit_events: [
+    'id',
+    'time',
+    'type',
+    'actor_kind',
+    'actor_id',
+    'target_kind',
+    'target_id',
+    'outcome',
+    'request_id',
+    'trace_id',
+    'details',
+  ],
   networks: ['id', 'created_at'],
   oauth2_login_sessions: [
     'nid',
@@ -539,6 +588,20 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   dsync_groups: ['directory_id', 'id', 'name', 'external_id', 'raw', 'created_at', 'updated_at'],
   dsync_group_members: ['directory_id', 'group_id', 'user_id', 'created_at'],
   dsync_events: ['id', 'directory_id', 'seq', 'event', 'payload', 'created_at', 'delivered_at'],
+  dsync_events_purged: ['directory_id', 'seq'],
+  dsync_setup_links: [
+    'id',
+    'tenant',
+    'product',
+    'service',
+    'name',
+    'token_hash',
+    'token',
+    'webhook_url',
+    'webhook_secret',
+    'valid_till',
+    'created_at',
+  ],
   dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
   dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
   dsync_webhook_logs: [

@@ -14,6 +14,9 @@ import { koaBody } from 'koa-body';
 import { AppError, type ErrorFamily } from '../errors.ts';
 import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import type { Logger } from '../log.ts';
+import { observeHttp } from '../observability/metrics.ts';
+import { runInScope } from '../observability/scope.ts';
+import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
 import { errorMiddleware } from './errors.ts';
 
 export type Listener = 'public' | 'admin';
@@ -42,27 +45,53 @@ export interface AppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context, next: Next) => {
     const given = ctx.get('x-request-id');
     const id = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
     ctx.state.log = log.child({ requestId: id, listener: kind });
     ctx.set('X-Request-Id', id);
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      if (!(disableHealthLog && ctx.path.includes('/health/'))) {
-        const fields = {
-          method: ctx.method,
-          path: ctx.path, // never the query string: it may carry tokens or challenges
-          status: ctx.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-        };
-        if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
-        else ctx.state.log.info(fields, 'request completed');
-      }
-    }
+    // One scope (request id, actor) and one server span per request; the span is renamed to the
+    // route template once routing has matched (never the raw path: it may carry ids).
+    return runInScope({ requestId: id, listener: kind }, () =>
+      inSpan(
+        `${ctx.method} ${kind}`,
+        {
+          kind: SpanKind.SERVER,
+          parent: contextFromHeaders(ctx.headers),
+          attributes: { 'http.request.method': ctx.method, 'gatehouse.listener': kind, 'gatehouse.request_id': id },
+        },
+        async (span) => {
+          try {
+            await next();
+          } finally {
+            const ms = performance.now() - started;
+            const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+            const template = typeof route === 'string' ? route : undefined;
+            observeHttp(kind, template, ctx.method, ctx.status, ms);
+            if (span.isRecording()) {
+              if (template) {
+                span.updateName(`${ctx.method} ${template}`);
+                span.setAttribute('http.route', template);
+              }
+              span.setAttribute('http.response.status_code', ctx.status);
+              if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            }
+            if (!(disableHealthLog && ctx.path.includes('/health/'))) {
+              const fields = {
+                method: ctx.method,
+                path: ctx.path, // never the query string: it may carry tokens or challenges
+                status: ctx.status,
+                ms: Math.round(ms * 10) / 10,
+              };
+              if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
+              else ctx.state.log.info(fields, 'request completed');
+            }
+          }
+        },
+      ),
+    );
   };
 }
 

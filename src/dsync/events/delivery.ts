@@ -21,6 +21,7 @@
  */
 import { type Executor, withTx } from '../../core/db/tx.ts';
 import { enqueue, isJobPending, missingJobs } from '../../core/jobs/enqueue.ts';
+import { metrics } from '../../core/observability/metrics.ts';
 import * as outbox from '../store/outbox.ts';
 import { wireEvent } from './payload.ts';
 import { DELIVER_TASK, deliveryQueue } from './service.ts';
@@ -98,6 +99,7 @@ export function createDeliveryService(o: DeliveryOptions) {
     for (const row of rows.slice(0, maxPerRun)) {
       const body = JSON.stringify(wireEvent(row));
       const a = await postWebhook(o.fetch, o.clock, target, body);
+      if (a.delivered) metrics.webhookLatency.observe(Math.max(0, Date.now() - row.createdAt.getTime()) / 1000);
       if (directory.logWebhookEvents) await o.logs.record(o.db, directory.id, target.endpoint, body, a, job.attempt);
       if (!a.delivered) {
         const message = `webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`;

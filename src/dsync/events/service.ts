@@ -44,6 +44,12 @@ export interface DeliveryPolicy {
   /** `dsync.webhook.max_attempts` of each delivery job. */
   maxAttempts: number;
   now(): Date;
+  /**
+   * false: the events are written (events API, callbacks) but no webhook delivery is queued. Set
+   * when a library caller's callback is the event sink (Jackson's `dsync.callback` replaces
+   * webhooks). Default true.
+   */
+  webhooks?: boolean;
 }
 
 export interface EventBatch {
@@ -53,7 +59,7 @@ export interface EventBatch {
   readonly pending: DirectorySyncEvent[];
   /** After `persistEvents`: the events as delivered, in order. */
   readonly events: WebhookEvent[];
-  add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup }): void;
+  add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup; userId?: string }): void;
 }
 
 function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
@@ -106,7 +112,7 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   }));
   await insertEvents(trx, rows);
   batch.events.push(...rows.map(wireEvent));
-  await queueDelivery(trx, directory, rows, batch.policy);
+  if (batch.policy.webhooks !== false) await queueDelivery(trx, directory, rows, batch.policy);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Config } from '../../core/config/load.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
+import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -72,6 +73,12 @@ export function createSessionsService(d: SessionsDeps) {
       }
       const batch = await withTx(d.db, async (trx) => {
         const ids = await deleteLoginSessionBatch(trx, subject, size);
+        if (ids.length)
+          await audit(trx, {
+            type: 'oauth2.sessions.revoked',
+            target: { kind: 'subject', id: subject },
+            details: { sessions: ids.length },
+          });
         return { ids, notified: (await d.channels.sessionsEnded(trx, ids)).backchannel };
       });
       // Until a batch finds nothing: a concurrent call may have taken rows this one selected.
@@ -121,6 +128,12 @@ export function createSessionsService(d: SessionsDeps) {
         await deleteTokensOfRequests(trx, ids);
         // Consents discarded by `feature_flags.discard_skipped_consents` have no row to find.
         if ('subject' in sel) await deleteTokensOfSubject(trx, sel.subject, sel.clientId);
+        await audit(trx, {
+          type: 'oauth2.consent.revoked',
+          target:
+            'subject' in sel ? { kind: 'subject', id: sel.subject } : { kind: 'consent', id: sel.consentRequestId },
+          details: { client: 'clientId' in sel ? sel.clientId : undefined, consents: ids.length },
+        });
       });
     },
 
@@ -145,6 +158,7 @@ export function createSessionsService(d: SessionsDeps) {
       if (sid) {
         const notified = await withTx(d.db, async (trx) => {
           if (!(await deleteLoginSession(trx, sid))) return undefined;
+          await audit(trx, { type: 'oauth2.sessions.revoked', target: { kind: 'session', id: sid } });
           return (await d.channels.sessionsEnded(trx, [sid])).backchannel;
         });
         return { deleted: notified === undefined ? 0 : 1, notified: notified ?? 0, complete: true };

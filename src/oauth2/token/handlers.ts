@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
+import { countTokenResponse } from '../../core/observability/oauth2.ts';
 import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';
@@ -31,7 +32,8 @@ export function registerTokenRoutes(router: Router, service: TokenService, expos
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     try {
-      ctx.body = await service.exchange(formFields(ctx), ctx.get('authorization') || undefined);
+      const form = formFields(ctx);
+      ctx.body = countTokenResponse(form, await service.exchange(form, ctx.get('authorization') || undefined));
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       renderError(ctx, e, { exposeDebug });
