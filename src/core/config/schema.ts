@@ -492,6 +492,10 @@ export const spec = {
       '10s',
       'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
     ),
+    crontab: str(
+      '',
+      'Path of the crontab file the worker schedules from (empty: the `crontab` file shipped with gatehouse).',
+    ),
     metrics: {
       port: int(
         0,
@@ -501,6 +505,13 @@ export const spec = {
       ),
       host: str('', 'Interface of the worker metrics listener (empty: all interfaces).'),
     },
+  },
+  queue: {
+    direct_dsn: str(
+      '',
+      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, for when `dsn` goes through a transaction-pooling pooler such as PgBouncer: workers run graphile-worker on it (LISTEN/NOTIFY, session advisory locks) and every process listens for key changes on it. Empty: `dsn`; a worker then refuses a `dsn` that turns out to be such a pooler, and web processes rebuild cached keys per use.',
+      { secret: true },
+    ),
   },
   tracing: {
     provider: oneOf(
