@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { call } from '../../helpers/clients.ts';
+import { selfSigned, startHttpsServer } from '../../helpers/tls.ts';
 import {
   authorizeUrl,
   Browser,
@@ -207,6 +208,57 @@ describe('dynamic registration and internal addresses', () => {
       expect(r.status).toBe(201);
     } finally {
       await open.close();
+    }
+  });
+});
+
+describe('dynamic registration and sector_identifier_uri', () => {
+  it('answers every failed fetch with the same description (no status, no cause)', async () => {
+    const pair = selfSigned('sector.example.test');
+    const sector = await startHttpsServer(pair, (req, res) => {
+      if (req.url === '/teapot.json') res.writeHead(418).end('{}');
+      else if (req.url === '/broken.json') res.writeHead(200, { 'content-type': 'application/json' }).end('{');
+      else res.writeHead(404).end();
+    });
+    const dcr = await startTestServer({
+      overrides: {
+        'oidc.dynamic_client_registration.enabled': true,
+        'oidc.dynamic_client_registration.allow_internal_addresses': true,
+      },
+      resolver: async (h) => {
+        if (h === 'sector.example.test') return [{ address: '127.0.0.1', family: 4 }];
+        throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+      },
+      fetchOptions: { ca: pair.cert },
+    });
+    try {
+      const closed = await freePort();
+      const uris = [
+        `https://sector.example.test:${sector.port}/missing.json`,
+        `https://sector.example.test:${sector.port}/teapot.json`,
+        `https://sector.example.test:${sector.port}/broken.json`,
+        `https://sector.example.test:${closed}/sector.json`,
+      ];
+      const descriptions = new Set<string>();
+      for (const sector_identifier_uri of uris) {
+        const r = await call(dcr.publicUrl, 'POST', '/oauth2/register', {
+          redirect_uris: ['https://rp.example/cb'],
+          sector_identifier_uri,
+        });
+        expect(r.status).toBe(400);
+        descriptions.add(r.body.error_description);
+      }
+      expect(descriptions.size).toBe(1);
+      expect([...descriptions][0]).toMatch(/Unable to read the sector_identifier_uri\.$/);
+      // The operator's admin API keeps the detailed reason.
+      const admin = await call(dcr.adminUrl, 'POST', '/admin/clients', {
+        redirect_uris: ['https://rp.example/cb'],
+        sector_identifier_uri: uris[1],
+      });
+      expect(admin.body.error_description).toContain('418');
+    } finally {
+      await dcr.close();
+      await sector.close();
     }
   });
 });
