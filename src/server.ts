@@ -3,11 +3,13 @@ import Router from '@koa/router';
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { auditRouter } from './core/audit/routes.ts';
+import { DEFAULT_DEV_USERS } from './core/config/load.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { devUiRouter } from './oauth2/dev-ui.ts';
 import { OAUTH2_ROUTES } from './oauth2/routes.ts';
 import { VERSION } from './version.ts';
 
@@ -85,7 +87,16 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
   const [pubHealth, jackson, scim, ...pubV1] = others.public.map((o) => o.router);
   const [admHealth, jackson2, metrics, audit, ...admV1] = others.admin.map((o) => o.router);
   return {
-    public: [pubHealth, jackson, c.oauth2.publicRouter, scim, ...pubV1, docs('public')] as Router[],
+    public: [
+      pubHealth,
+      jackson,
+      c.oauth2.publicRouter,
+      scim,
+      ...pubV1,
+      // The development login, consent and logout pages (`dev_ui.enabled`); they call the admin API over HTTP.
+      ...(c.config.dev_ui.enabled ? [devUiRouter({ config: c.config })] : []),
+      docs('public'),
+    ] as Router[],
     admin: [admHealth, jackson2, metrics, audit, c.oauth2.adminRouter, ...admV1, docs('admin')] as Router[],
   };
 }
@@ -153,6 +164,14 @@ export async function serve(
   ports?: { public?: number; admin?: number; host?: string },
 ): Promise<Serving> {
   const apps = buildApps(c);
+  if (c.config.dev_ui.enabled && which !== 'admin') {
+    const users = (c.config.dev_ui.users ?? []).map((u) => u.subject).join(', ');
+    c.log.warn(
+      `DEVELOPMENT LOGIN APP IS ON: ${c.config.urls.login} signs anyone in as a test user (${users}${
+        c.config.dev_ui.users === DEFAULT_DEV_USERS ? `, password ${DEFAULT_DEV_USERS[0]?.password}` : ''
+      }); never use it in production (dev_ui.enabled)`,
+    );
+  }
   const tls = {
     public: which === 'admin' ? undefined : listenerTls(c.config, 'public'),
     admin: which === 'public' ? undefined : listenerTls(c.config, 'admin'),

@@ -319,6 +319,11 @@ function crossChecks(c: Config, needsSecrets: boolean): string[] {
   if (c.oauth2.device_authorization.token_polling_interval < 1000) {
     out.push('oauth2.device_authorization.token_polling_interval: must be at least 1s');
   }
+  if (c.dev_ui.enabled === true && c.dsn !== 'memory' && !c.dev) {
+    out.push(
+      'dev_ui.enabled: the development login app accepts fixed test passwords; it is refused with a dsn other than memory unless dev: true is also set',
+    );
+  }
   const salt = c.oidc.subject_identifiers.pairwise.salt;
   if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
     out.push(
@@ -339,7 +344,11 @@ function deriveDefaults(c: Config): Config {
   const scheme = (which: 'public' | 'admin') => (listenerTls(c, which) ? 'https' : 'http');
   const issuer = c.urls.self.issuer || `${scheme('public')}://localhost:${c.serve.public.port}/`;
   const pub = withSlash(c.urls.self.public || issuer);
-  const fallback = (p: string) => new URL(`oauth2/fallbacks/${p}`, pub).toString();
+  const devUi = c.dev_ui.enabled ?? c.dsn === 'memory';
+  m.dev_ui = { enabled: devUi, users: c.dev_ui.users ?? DEFAULT_DEV_USERS };
+  // With the development login app on, the UI URLs default to its pages instead of the fallbacks.
+  const fallback = (p: string) =>
+    new URL(devUi && ['login', 'consent', 'logout'].includes(p) ? `dev/${p}` : `oauth2/fallbacks/${p}`, pub).toString();
   m.urls = {
     ...c.urls,
     self: {
@@ -369,6 +378,15 @@ function deriveDefaults(c: Config): Config {
   };
   return c;
 }
+
+/** The test user of the development login page when `dev_ui.users` is empty. */
+export const DEFAULT_DEV_USERS = [
+  {
+    subject: 'ada@example.com',
+    password: 'gatehouse-dev',
+    claims: { name: 'Ada Lovelace', email: 'ada@example.com', email_verified: true },
+  },
+];
 
 /** Secrets with the system secrets as the default; callers of a domain use these. */
 export function cookieSecrets(c: Config): string[] {

@@ -119,6 +119,13 @@ const hook = (description: string, extra: LeafExtra = {}) =>
     '""',
     extra,
   );
+/** A test user of the development login page (`dev_ui.users`). */
+const devUser = z.strictObject({
+  subject: z.string().min(1),
+  password: z.string().min(1),
+  claims: z.record(z.string(), z.unknown()).default({}),
+});
+export type DevUser = z.output<typeof devUser>;
 const int = (def: number, description: string, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   leaf('int', z.number().int().min(min).max(max).default(def), description, String(def));
 const bool = (def: boolean, description: string) => leaf('bool', z.boolean().default(def), description, String(def));
@@ -186,6 +193,38 @@ export const spec = {
     { secret: true },
   ),
   dev: bool(false, 'Development mode: allows an http issuer and insecure cookies.'),
+  dev_ui: {
+    enabled: leaf(
+      'bool',
+      z.boolean().optional(),
+      'Serve the development login, consent and logout pages under `/dev/` on the public listener (see OAuth 2.0: Development login and consent app). With any `dsn` other than `memory` it is refused unless `dev: true` is also set.',
+      '(on only with `dsn: memory`)',
+    ),
+    users: leaf(
+      'string',
+      z
+        .union([z.string(), z.array(devUser)])
+        .transform((v, ctx): DevUser[] | undefined => {
+          if (typeof v !== 'string') return v;
+          if (v.trim() === '') return undefined;
+          let json: unknown;
+          try {
+            json = JSON.parse(v);
+          } catch {
+            ctx.addIssue({ code: 'custom', message: 'expected a JSON list of {subject, password, claims}' });
+            return z.NEVER;
+          }
+          const r = z.array(devUser).safeParse(json);
+          if (r.success) return r.data;
+          for (const i of r.error.issues) ctx.addIssue({ code: 'custom', message: i.message, path: i.path });
+          return z.NEVER;
+        })
+        .prefault(''),
+      'Test users of the development login page: a list of `{subject, password, claims}` (in the environment: the same list as JSON). Empty: one user, `ada@example.com` with password `gatehouse-dev` and a name and e-mail claim.',
+      '""',
+      { secret: true },
+    ),
+  },
   serve: {
     public: {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),

@@ -29,7 +29,11 @@ describe('configuration', () => {
     expect(c.oauth2.preserve_ext_claims).toBe(false);
     expect(c.oauth2.mirror_top_level_claims).toBe(true);
     expect(c.urls.self.issuer).toBe('http://localhost:4444/');
-    expect(c.urls.login).toBe('http://localhost:4444/oauth2/fallbacks/login');
+    // dsn: memory turns the development login app on (see config-dev-ui.test.ts); the fallbacks otherwise.
+    expect(c.urls.login).toBe('http://localhost:4444/dev/login');
+    expect(loadConfig({ env: { DEV_UI_ENABLED: 'false' } }).urls.login).toBe(
+      'http://localhost:4444/oauth2/fallbacks/login',
+    );
     expect(c.urls.post_logout_redirect).toBe('http://localhost:4444/oauth2/fallbacks/logout/callback');
   });
 

@@ -1,0 +1,324 @@
+/**
+ * The development login, consent and logout app (`dev_ui.enabled`): server-rendered pages under
+ * `/dev/` on the public listener. It is an ordinary login and consent app — it reads and answers
+ * the challenges over HTTP through gatehouse's own admin API (`urls.self.admin`), exactly as an
+ * external app would (https://www.ory.sh/docs/hydra/guides/custom-ui-oauth2), so it doubles as a
+ * worked example. Users come from `dev_ui.users`; passwords are compared in constant time.
+ * Every form carries a token signed with a per-process key and bound to the challenge; every page
+ * goes through `sendHtml` (nonce CSP, nosniff, no-referrer, no framing) and escapes every value.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { Config } from '../core/config/load.ts';
+import type { DevUser } from '../core/config/schema.ts';
+import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
+import { firstValue } from './guard.ts';
+
+type Kind = 'login' | 'consent' | 'logout';
+
+interface AdminAnswer {
+  status: number;
+  body: Record<string, any>;
+}
+
+const CHALLENGE = { login: 'login_challenge', consent: 'consent_challenge', logout: 'logout_challenge' } as const;
+
+/** Constant-time equality of two strings of any length (compares their SHA-256 digests). */
+function sameSecret(a: string, b: string): boolean {
+  const h = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(h(a), h(b));
+}
+
+/** The user with this subject and password, or undefined; every user is compared, in constant time. */
+export function findUser(users: readonly DevUser[], subject: string, password: string): DevUser | undefined {
+  let found: DevUser | undefined;
+  for (const u of users) {
+    const ok = sameSecret(u.subject, subject) && sameSecret(u.password, password);
+    if (ok && !found) found = u;
+  }
+  return found;
+}
+
+const STYLE = `
+body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;background:#fff}
+h1{font-size:1.5rem}
+fieldset{border:1px solid #888;border-radius:4px;margin:1rem 0;padding:.5rem 1rem}
+label{display:block;margin:.5rem 0}
+input[type=text],input[type=password]{display:block;width:100%;box-sizing:border-box;padding:.4rem;font:inherit;border:1px solid #555;border-radius:3px}
+button{font:inherit;padding:.4rem 1rem;margin-right:.5rem;border:1px solid #1a4f8b;border-radius:3px;background:#1a4f8b;color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:#1a4f8b}
+:focus-visible{outline:3px solid #c25e00;outline-offset:2px}
+.error{color:#a00000;font-weight:bold}
+.note{color:#444;font-size:.9rem}
+code{background:#f0f0f0;padding:0 .2rem}
+`;
+
+function layout(nonce: string, title: string, main: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)} · gatehouse development</title>
+<style nonce="${e(nonce)}">${STYLE}</style>
+</head>
+<body>
+<main>
+<h1>${e(title)}</h1>
+${main}
+<p class="note">gatehouse development login app: test users only; never enable it in production.</p>
+</main>
+</body>
+</html>
+`;
+}
+
+const clientLabel = (client: Record<string, any> | undefined) => {
+  const name = typeof client?.client_name === 'string' && client.client_name ? client.client_name : '';
+  const id = typeof client?.client_id === 'string' ? client.client_id : '';
+  return name ? `${e(name)} (<code>${e(id)}</code>)` : `<code>${e(id)}</code>`;
+};
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
+
+export interface DevUiOptions {
+  config: Config;
+  /** Fetch used for the admin API (default: the global fetch). */
+  fetch?: typeof fetch;
+}
+
+export function devUiRouter(o: DevUiOptions): Router {
+  const cfg = o.config;
+  const users = cfg.dev_ui.users ?? [];
+  const doFetch = o.fetch ?? fetch;
+  const key = randomBytes(32);
+  const adminBase = cfg.urls.self.admin;
+  const publicOrigin = cspSource(cfg.urls.self.public);
+  const rememberFor = Math.floor(cfg.ttl.authentication_session / 1000);
+
+  const csrf = (kind: Kind, challenge: string) =>
+    createHmac('sha256', key).update(`${kind}\0${challenge}`).digest('base64url');
+  const csrfOk = (kind: Kind, challenge: string, token: string) => sameSecret(csrf(kind, challenge), token);
+
+  async function admin(method: 'GET' | 'PUT', kind: Kind, action: string, challenge: string, body?: unknown) {
+    const url = new URL(`admin/oauth2/auth/requests/${kind}${action}`, adminBase);
+    url.searchParams.set(CHALLENGE[kind], challenge);
+    const res = await doFetch(url, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      redirect: 'manual',
+    });
+    const text = await res.text();
+    let parsed: Record<string, any> = {};
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
+    } catch {
+      parsed = {};
+    }
+    return { status: res.status, body: parsed } satisfies AdminAnswer;
+  }
+
+  /** Form targets: this origin and the client's redirect URIs (browsers check form-action along redirects). */
+  const formTargets = (client: Record<string, any> | undefined) => {
+    const out = publicOrigin ? [publicOrigin] : [];
+    for (const u of [...strings(client?.redirect_uris), ...strings(client?.post_logout_redirect_uris)]) {
+      const s = cspSource(u);
+      if (s) out.push(s);
+    }
+    const pl = cspSource(cfg.urls.post_logout_redirect);
+    if (pl) out.push(pl);
+    return out;
+  };
+
+  function problem(ctx: Context, status: number, message: string) {
+    sendHtml(
+      ctx,
+      (n) => layout(n, 'Something went wrong', `<p class="error" role="alert">${e(message)}</p>`),
+      {},
+      status,
+    );
+  }
+
+  /** An admin API answer that is not a success: the error page (the admin's error, escaped). */
+  function adminProblem(ctx: Context, a: AdminAnswer) {
+    const desc = [a.body.error, a.body.error_description].filter((x) => typeof x === 'string').join(': ');
+    const status = a.status >= 400 && a.status < 500 ? a.status : 502;
+    problem(ctx, status, desc || `The admin API answered ${a.status}.`);
+  }
+
+  function redirectTo(ctx: Context, a: AdminAnswer) {
+    if (a.status !== 200 || typeof a.body.redirect_to !== 'string') return adminProblem(ctx, a);
+    ctx.redirect(a.body.redirect_to);
+  }
+
+  const challengeOf = (ctx: Context, kind: Kind) => {
+    const fromQuery = firstValue(ctx.query[CHALLENGE[kind]]);
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    return fromQuery ?? firstValue(body.challenge) ?? '';
+  };
+  const field = (ctx: Context, name: string) => {
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    return firstValue(body[name]) ?? '';
+  };
+  const fieldList = (ctx: Context, name: string) => {
+    const v = ((ctx.request.body ?? {}) as Record<string, unknown>)[name];
+    return Array.isArray(v) ? v.filter((x) => typeof x === 'string') : typeof v === 'string' ? [v] : [];
+  };
+
+  function loginPage(ctx: Context, req: Record<string, any>, challenge: string, error?: string, subject = '') {
+    const main = `<p>${clientLabel(req.client)} asks you to sign in.</p>
+${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
+<form method="post" action="/dev/login">
+<input type="hidden" name="challenge" value="${e(challenge)}">
+<input type="hidden" name="csrf" value="${e(csrf('login', challenge))}">
+<label for="subject">User (subject)</label>
+<input type="text" id="subject" name="subject" autocomplete="username" required value="${e(subject)}"${error ? ' aria-describedby="login-error"' : ''}>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password" required>
+<label><input type="checkbox" name="remember" value="1"> Remember me on this browser</label>
+<button type="submit" name="action" value="accept">Sign in</button>
+<button type="submit" name="action" value="deny" class="secondary" formnovalidate>Cancel</button>
+</form>
+<p class="note">Test users: ${users.map((u) => `<code>${e(u.subject)}</code>`).join(', ') || 'none configured'}.</p>`;
+    sendHtml(ctx, (n) => layout(n, 'Sign in', main), { formAction: formTargets(req.client) }, error ? 401 : 200);
+  }
+
+  const r = new Router({ prefix: '/dev' });
+
+  r.get('/login', async function devLogin(ctx) {
+    const challenge = challengeOf(ctx, 'login');
+    if (!challenge) return problem(ctx, 400, 'The login_challenge query parameter is missing.');
+    const req = await admin('GET', 'login', '', challenge);
+    if (req.status !== 200) return adminProblem(ctx, req);
+    if (req.body.skip === true) {
+      return redirectTo(ctx, await admin('PUT', 'login', '/accept', challenge, { subject: req.body.subject }));
+    }
+    loginPage(ctx, req.body, challenge);
+  });
+
+  r.post('/login', async function devLoginSubmit(ctx) {
+    const challenge = challengeOf(ctx, 'login');
+    if (!challenge || !csrfOk('login', challenge, field(ctx, 'csrf'))) {
+      return problem(ctx, 403, 'The form is invalid or expired; start the sign-in again.');
+    }
+    if (field(ctx, 'action') === 'deny') {
+      return redirectTo(
+        ctx,
+        await admin('PUT', 'login', '/reject', challenge, {
+          error: 'access_denied',
+          error_description: 'The resource owner denied the request',
+        }),
+      );
+    }
+    const user = findUser(users, field(ctx, 'subject'), field(ctx, 'password'));
+    if (!user) {
+      const req = await admin('GET', 'login', '', challenge);
+      if (req.status !== 200) return adminProblem(ctx, req);
+      return loginPage(ctx, req.body, challenge, 'Unknown user or wrong password.', field(ctx, 'subject'));
+    }
+    const remember = field(ctx, 'remember') === '1';
+    redirectTo(
+      ctx,
+      await admin('PUT', 'login', '/accept', challenge, {
+        subject: user.subject,
+        remember,
+        ...(remember ? { remember_for: rememberFor } : {}),
+      }),
+    );
+  });
+
+  const claimsOf = (subject: string) => users.find((u) => u.subject === subject)?.claims ?? {};
+  const acceptConsent = (challenge: string, req: Record<string, any>, scopes: string[], remember: boolean) =>
+    admin('PUT', 'consent', '/accept', challenge, {
+      grant_scope: scopes,
+      grant_access_token_audience: strings(req.requested_access_token_audience),
+      remember,
+      ...(remember ? { remember_for: rememberFor } : {}),
+      session: { id_token: claimsOf(String(req.subject ?? '')) },
+    });
+
+  r.get('/consent', async function devConsent(ctx) {
+    const challenge = challengeOf(ctx, 'consent');
+    if (!challenge) return problem(ctx, 400, 'The consent_challenge query parameter is missing.');
+    const a = await admin('GET', 'consent', '', challenge);
+    if (a.status !== 200) return adminProblem(ctx, a);
+    const req = a.body;
+    if (req.skip === true) {
+      return redirectTo(ctx, await acceptConsent(challenge, req, strings(req.requested_scope), false));
+    }
+    const scopes = strings(req.requested_scope);
+    const audiences = strings(req.requested_access_token_audience);
+    const main = `<p>${clientLabel(req.client)} asks for access on behalf of <strong>${e(String(req.subject ?? ''))}</strong>.</p>
+<form method="post" action="/dev/consent">
+<input type="hidden" name="challenge" value="${e(challenge)}">
+<input type="hidden" name="csrf" value="${e(csrf('consent', challenge))}">
+<fieldset>
+<legend>Scopes to grant</legend>
+${scopes.length ? scopes.map((s, i) => `<label for="scope-${i}"><input type="checkbox" id="scope-${i}" name="grant_scope" value="${e(s)}" checked> <code>${e(s)}</code></label>`).join('\n') : '<p>No scopes requested.</p>'}
+</fieldset>
+<fieldset>
+<legend>Audiences</legend>
+${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : '<p>No audiences requested.</p>'}
+</fieldset>
+<label><input type="checkbox" name="remember" value="1"> Remember this decision</label>
+<button type="submit" name="action" value="accept">Allow</button>
+<button type="submit" name="action" value="deny" class="secondary">Deny</button>
+</form>`;
+    sendHtml(ctx, (n) => layout(n, 'Grant access', main), { formAction: formTargets(req.client) });
+  });
+
+  r.post('/consent', async function devConsentSubmit(ctx) {
+    const challenge = challengeOf(ctx, 'consent');
+    if (!challenge || !csrfOk('consent', challenge, field(ctx, 'csrf'))) {
+      return problem(ctx, 403, 'The form is invalid or expired; start the sign-in again.');
+    }
+    if (field(ctx, 'action') === 'deny') {
+      return redirectTo(
+        ctx,
+        await admin('PUT', 'consent', '/reject', challenge, {
+          error: 'access_denied',
+          error_description: 'The resource owner denied the request',
+        }),
+      );
+    }
+    const a = await admin('GET', 'consent', '', challenge);
+    if (a.status !== 200) return adminProblem(ctx, a);
+    const requested = strings(a.body.requested_scope);
+    // Only scopes that were requested can be granted, whatever the form says.
+    const ticked = new Set(fieldList(ctx, 'grant_scope'));
+    const granted = requested.filter((s) => ticked.has(s));
+    redirectTo(ctx, await acceptConsent(challenge, a.body, granted, field(ctx, 'remember') === '1'));
+  });
+
+  r.get('/logout', async function devLogout(ctx) {
+    const challenge = challengeOf(ctx, 'logout');
+    if (!challenge) return problem(ctx, 400, 'The logout_challenge query parameter is missing.');
+    const a = await admin('GET', 'logout', '', challenge);
+    if (a.status !== 200) return adminProblem(ctx, a);
+    const main = `<p>Do you want to sign out${a.body.subject ? ` <strong>${e(String(a.body.subject))}</strong>` : ''}${a.body.client ? ` (requested by ${clientLabel(a.body.client)})` : ''}?</p>
+<form method="post" action="/dev/logout">
+<input type="hidden" name="challenge" value="${e(challenge)}">
+<input type="hidden" name="csrf" value="${e(csrf('logout', challenge))}">
+<button type="submit" name="action" value="accept">Sign out</button>
+<button type="submit" name="action" value="deny" class="secondary">Stay signed in</button>
+</form>`;
+    sendHtml(ctx, (n) => layout(n, 'Sign out', main), { formAction: formTargets(a.body.client) });
+  });
+
+  r.post('/logout', async function devLogoutSubmit(ctx) {
+    const challenge = challengeOf(ctx, 'logout');
+    if (!challenge || !csrfOk('logout', challenge, field(ctx, 'csrf'))) {
+      return problem(ctx, 403, 'The form is invalid or expired; start the sign-out again.');
+    }
+    if (field(ctx, 'action') === 'deny') {
+      const a = await admin('PUT', 'logout', '/reject', challenge, {});
+      if (a.status >= 300) return adminProblem(ctx, a);
+      return sendHtml(ctx, (n) => layout(n, 'Still signed in', '<p>You are still signed in.</p>'));
+    }
+    redirectTo(ctx, await admin('PUT', 'logout', '/accept', challenge, {}));
+  });
+
+  return r;
+}
