@@ -1,0 +1,253 @@
+/**
+ * The development login, consent and logout app (`dev_ui.enabled`): its pages over plain HTTP (CSRF,
+ * wrong passwords, escaping, headers, the start-up warning), and a full OpenID Connect login and
+ * logout driven by a real headless Chromium (Debian's `chromium` through playwright-core).
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { type CreatedClient, pkcePair, randomState } from '../../helpers/oauth2.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = await import('node:fs').then((fs) => fs.existsSync(CHROMIUM));
+if (!haveChromium && process.env.GATEHOUSE_REQUIRE_CHROMIUM === '1') {
+  throw new Error(`GATEHOUSE_REQUIRE_CHROMIUM is set but ${CHROMIUM} is missing`);
+}
+if (!haveChromium) {
+  console.warn(
+    `dev-ui browser tests DID NOT RUN: ${CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium; .ci/run does this).`,
+  );
+}
+const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url).pathname;
+
+let t: TestServer;
+let rp: Server;
+let rpUrl: string;
+const logs = new LogCapture();
+
+beforeAll(async () => {
+  t = await startTestServer({ overrides: { 'dev_ui.enabled': true }, log: logs.logger('warn') });
+  // The relying party's callback and post-logout pages.
+  rp = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`relying party: ${req.url}`);
+  });
+  await new Promise<void>((r) => rp.listen(0, '127.0.0.1', r));
+  const a = rp.address();
+  rpUrl = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+});
+afterAll(async () => {
+  await new Promise((r) => rp?.close(r));
+  await t?.close();
+});
+
+async function client(): Promise<CreatedClient> {
+  const r = await fetch(`${t.adminUrl}/admin/clients`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Example <RP> & Co',
+      redirect_uris: [`${rpUrl}/callback`],
+      post_logout_redirect_uris: [`${rpUrl}/logged-out`],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      scope: 'openid offline_access profile email',
+      audience: ['https://api.example.com'],
+    }),
+  });
+  expect(r.status).toBe(201);
+  return (await r.json()) as CreatedClient;
+}
+
+function authUrl(c: CreatedClient, challenge: string, state: string) {
+  const u = new URL('/oauth2/auth', t.publicUrl);
+  u.search = new URLSearchParams({
+    client_id: c.client_id,
+    response_type: 'code',
+    redirect_uri: `${rpUrl}/callback`,
+    scope: 'openid offline_access profile email',
+    audience: 'https://api.example.com',
+    state,
+    nonce: randomState(),
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  }).toString();
+  return u.toString();
+}
+
+/** Follows redirects by hand with a cookie jar, stopping at the first page that is not a redirect. */
+async function walk(url: string, jar: Map<string, string>, init: RequestInit = {}) {
+  let res = await fetch(url, { ...init, redirect: 'manual', headers: { ...init.headers, cookie: cookie(jar) } });
+  for (let i = 0; i < 10; i++) {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const [k, ...v] = (pair ?? '').split('=');
+      if (k) jar.set(k, v.join('='));
+    }
+    const loc = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || !loc) break;
+    url = new URL(loc, url).toString();
+    if (!url.startsWith(t.publicUrl)) return { url, res };
+    res = await fetch(url, { redirect: 'manual', headers: { cookie: cookie(jar) } });
+  }
+  return { url, res };
+}
+const cookie = (jar: Map<string, string>) => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+const hidden = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+
+describe('development login app over HTTP', () => {
+  it('warns loudly at start', () => {
+    const line = logs.lines.find((l) => l.includes('DEVELOPMENT LOGIN APP IS ON'));
+    expect(line).toBeDefined();
+    expect(line).toContain('ada@example.com');
+    expect(line).toContain('never use it in production');
+  });
+
+  it('shows the escaped client on a login page under the strict CSP, refuses a bad CSRF token and a wrong password', async () => {
+    const c = await client();
+    const jar = new Map<string, string>();
+    const { url, res } = await walk(authUrl(c, pkcePair().challenge, randomState()), jar);
+    expect(url).toContain('/dev/login?login_challenge=');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'.*form-action /);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    expect(html).toContain('Example &lt;RP&gt; &amp; Co');
+    expect(html).not.toContain('<RP>');
+    expect(html).toMatch(/<label for="password">/);
+    const challenge = hidden(html, 'challenge');
+    const post = (fields: Record<string, string>) =>
+      fetch(`${t.publicUrl}/dev/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookie(jar) },
+        body: new URLSearchParams(fields),
+      });
+    const forged = await post({ challenge, csrf: 'forged', subject: 'ada@example.com', password: 'gatehouse-dev' });
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toContain('The form is invalid or expired');
+    const wrong = await post({ challenge, csrf: hidden(html, 'csrf'), subject: 'ada@example.com', password: 'nope' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain('Unknown user or wrong password.');
+    // A token of one challenge does not answer another.
+    const other = await walk(authUrl(c, pkcePair().challenge, randomState()), new Map());
+    const otherChallenge = hidden(await other.res.text(), 'challenge');
+    expect(otherChallenge).not.toBe(challenge);
+    const swapped = await post({
+      challenge: otherChallenge,
+      csrf: hidden(html, 'csrf'),
+      subject: 'ada@example.com',
+      password: 'gatehouse-dev',
+    });
+    expect(swapped.status).toBe(403);
+  });
+
+  it('answers an unknown challenge with an error page, not a 500', async () => {
+    const r = await fetch(`${t.publicUrl}/dev/consent?consent_challenge=nope`);
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
+    const missing = await fetch(`${t.publicUrl}/dev/login`);
+    expect(missing.status).toBe(400);
+  });
+});
+
+describe.skipIf(!haveChromium)('development login app in a real browser (Chromium)', () => {
+  it('logs in, grants only the ticked scopes, and logs out', async () => {
+    const { chromium } = await import('playwright-core');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    try {
+      const c = await client();
+      const pkce = pkcePair();
+      const state = randomState();
+      const page = await browser.newPage();
+      await page.goto(authUrl(c, pkce.challenge, state));
+      expect(new URL(page.url()).pathname).toBe('/dev/login');
+      expect(await page.locator('main').innerText()).toContain('Example <RP> & Co');
+      await page.screenshot({ path: `${ARTIFACTS}dev-login.png`, fullPage: true });
+      await page.getByLabel('User (subject)').fill('ada@example.com');
+      await page.getByLabel('Password').fill('gatehouse-dev');
+      await page.getByLabel('Remember me on this browser').check();
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((u) => u.pathname === '/dev/consent');
+      for (const s of ['openid', 'offline_access', 'profile', 'email']) {
+        expect(await page.getByRole('checkbox', { name: s, exact: true }).isChecked()).toBe(true);
+      }
+      expect(await page.locator('main').innerText()).toContain('https://api.example.com');
+      await page.getByRole('checkbox', { name: 'email', exact: true }).uncheck();
+      await page.screenshot({ path: `${ARTIFACTS}dev-consent.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL((u) => u.pathname === '/callback');
+      const cb = new URL(page.url());
+      expect(cb.searchParams.get('state')).toBe(state);
+      const code = cb.searchParams.get('code') ?? '';
+      expect(code).not.toBe('');
+
+      const tr = await fetch(`${t.publicUrl}/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: `${rpUrl}/callback`,
+          code_verifier: pkce.verifier,
+        }),
+      });
+      expect(tr.status).toBe(200);
+      const tokens = (await tr.json()) as Record<string, string>;
+      expect(tokens.scope?.split(' ').sort()).toEqual(['offline_access', 'openid', 'profile']);
+      expect(tokens.refresh_token).toBeTruthy();
+      const claims = JSON.parse(Buffer.from(tokens.id_token?.split('.')[1] ?? '', 'base64url').toString());
+      expect(claims.sub).toBe('ada@example.com');
+      expect(claims.name).toBe('Ada Lovelace');
+      const intro = await fetch(`${t.adminUrl}/admin/oauth2/introspect`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: tokens.access_token ?? '' }),
+      });
+      const info = (await intro.json()) as Record<string, unknown>;
+      expect(info.active).toBe(true);
+      expect(String(info.scope).split(' ').sort()).toEqual(['offline_access', 'openid', 'profile']);
+      expect(info.aud).toEqual(['https://api.example.com']);
+
+      // Logout through the browser: the confirmation page, then the client's post-logout URI.
+      const logout = new URL('/oauth2/sessions/logout', t.publicUrl);
+      logout.search = new URLSearchParams({
+        id_token_hint: tokens.id_token ?? '',
+        post_logout_redirect_uri: `${rpUrl}/logged-out`,
+        state: 'bye',
+      }).toString();
+      await page.goto(logout.toString());
+      expect(new URL(page.url()).pathname).toBe('/dev/logout');
+      expect(await page.locator('main').innerText()).toContain('ada@example.com');
+      await page.screenshot({ path: `${ARTIFACTS}dev-logout.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL((u) => u.pathname === '/logged-out');
+      expect(new URL(page.url()).searchParams.get('state')).toBe('bye');
+
+      // Signed out: a new login shows the form again instead of skipping it.
+      await page.goto(authUrl(c, pkcePair().challenge, randomState()));
+      expect(new URL(page.url()).pathname).toBe('/dev/login');
+      expect(await page.getByLabel('Password').isVisible()).toBe(true);
+    } finally {
+      await browser.close();
+    }
+  });
+});
