@@ -177,7 +177,7 @@ describe.skipIf(!haveChromium)('development login app in a real browser (Chromiu
       const page = await browser.newPage();
       await page.goto(authUrl(c, pkce.challenge, state));
       expect(new URL(page.url()).pathname).toBe('/dev/login');
-      expect(await page.locator('main').innerText()).toContain('Example <RP> & Co');
+      expect(await page.locator('main').textContent()).toContain('Example <RP> & Co');
       await page.screenshot({ path: `${ARTIFACTS}dev-login.png`, fullPage: true });
       await page.getByLabel('User (subject)').fill('ada@example.com');
       await page.getByLabel('Password').fill('gatehouse-dev');
@@ -187,7 +187,7 @@ describe.skipIf(!haveChromium)('development login app in a real browser (Chromiu
       for (const s of ['openid', 'offline_access', 'profile', 'email']) {
         expect(await page.getByRole('checkbox', { name: s, exact: true }).isChecked()).toBe(true);
       }
-      expect(await page.locator('main').innerText()).toContain('https://api.example.com');
+      expect(await page.locator('main').textContent()).toContain('https://api.example.com');
       await page.getByRole('checkbox', { name: 'email', exact: true }).uncheck();
       await page.screenshot({ path: `${ARTIFACTS}dev-consent.png`, fullPage: true });
       await page.getByRole('button', { name: 'Allow' }).click();
@@ -236,7 +236,7 @@ describe.skipIf(!haveChromium)('development login app in a real browser (Chromiu
       }).toString();
       await page.goto(logout.toString());
       expect(new URL(page.url()).pathname).toBe('/dev/logout');
-      expect(await page.locator('main').innerText()).toContain('ada@example.com');
+      expect(await page.locator('main').textContent()).toContain('ada@example.com');
       await page.screenshot({ path: `${ARTIFACTS}dev-logout.png`, fullPage: true });
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL((u) => u.pathname === '/logged-out');
