@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
 import { auditRouter } from './core/audit/routes.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
+import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
@@ -93,6 +94,13 @@ export function buildApps(c: Container): Apps {
   const routers = listenerRouters(c);
   const limits = c.config.serve.limits;
   const v1Public = ['public', 'both'].includes(c.config.dsync.api.listener);
+  const fa = c.config.rate_limit.failed_auth;
+  const failedAuth = {
+    enabled: fa.enabled,
+    window: fa.window,
+    perCredential: fa.per_credential,
+    perAddress: fa.per_address,
+  };
   const common = {
     log: c.log,
     urlLimit: limits.url,
@@ -104,6 +112,7 @@ export function buildApps(c: Container): Apps {
       ...common,
       kind: 'public',
       bodyLimit: limits.body.public,
+      middleware: [failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth), failedAuth)],
       bodyLimits: c.dsync.errorFamilies.public
         .filter((f) => f.family === 'scim')
         .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),

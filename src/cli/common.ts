@@ -1,4 +1,5 @@
 /** Shared CLI plumbing: config from flags/env, one-line fatal errors, graceful shutdown on signals. */
+import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { ConfigError, type Config, loadConfig } from '../core/config/load.ts';
 import { DialectError } from '../core/db/dialect.ts';
@@ -14,6 +15,16 @@ export interface GlobalFlags {
 
 export function configFrom(flags: GlobalFlags): Config {
   return loadConfig({ file: flags.config, ...(flags.dev ? { overrides: { dev: true } } : {}) });
+}
+
+/**
+ * For commands that seal nothing (`migrate`, `janitor`; Hydra runs them with a DSN alone): without
+ * `secrets.system`, a random secret that lives only in this process stands in, so that the
+ * container neither refuses to start nor writes a development secret to disk.
+ */
+export function withEphemeralSecret(config: Config): Config {
+  if (config.secrets.system.length) return config;
+  return { ...config, secrets: { ...config.secrets, system: [randomBytes(32).toString('base64url')] } };
 }
 
 const KNOWN = [ConfigError, DialectError, DsnError, MigrationError];

@@ -52,7 +52,10 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
     await s.close();
     await runner?.stop();
     await c.close();
-    await tracing?.shutdown();
+    // An unreachable collector loses the last spans; that is no reason for a failed exit.
+    await tracing
+      ?.shutdown()
+      .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
   });
   // SIGHUP re-reads the TLS certificates and keys (after a renewal); a bad pair keeps the old one.
   process.on('SIGHUP', () => {
@@ -99,6 +102,9 @@ export function registerServe(program: Command): void {
       .description(
         which === 'all' ? 'Public (4444) and admin (4445) listeners in one process' : `Only the ${which} listener`,
       )
+      // Scripts written for Hydra pass these; gatehouse sends no usage statistics and has no telemetry to skip.
+      .option('--sqa-opt-out', 'accepted for Hydra compatibility (no effect: gatehouse sends no usage statistics)')
+      .option('--disable-telemetry', 'accepted for Hydra compatibility (no effect)')
       .action(() => run(() => serveCommand(which, program.opts<GlobalFlags>())));
   }
 }

@@ -22,7 +22,6 @@ export function registerWorker(program: Command): void {
         const metrics = config.worker.metrics.port
           ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
           : undefined;
-        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         const runner = await startWorker({
           pool: c.pool,
           log: c.log,
@@ -36,8 +35,13 @@ export function registerWorker(program: Command): void {
           await runner.stop();
           await metrics?.close();
           await c.close();
-          await tracing?.shutdown();
+          // An unreachable collector loses the last spans; that is no reason for a failed exit.
+          await tracing
+            ?.shutdown()
+            .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
         });
+        // Announced only now, with the handlers set: a supervisor may stop the worker right after.
+        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         c.log.info('worker started');
       }),
     );

@@ -463,6 +463,23 @@ export const spec = {
       ),
     },
   },
+  rate_limit: {
+    failed_auth: {
+      enabled: bool(
+        true,
+        'Limit failed client authentications (token, revocation) and failed SCIM bearer checks per credential and per source address (see Security: Rate limiting).',
+      ),
+      window: dur('1m', 'Length of the fixed counting window; a blocked caller may retry when it ends.'),
+      per_credential: int(
+        20,
+        'Failures per client id or SCIM directory per window before further attempts for it are refused with 429 (0: no per-credential limit).',
+      ),
+      per_address: int(
+        100,
+        'Failures per source address per window before its further attempts are refused with 429 (0: no per-address limit).',
+      ),
+    },
+  },
   worker: {
     concurrency: int(4, 'Jobs run at once per worker process.', 1),
     poll_interval: dur('2s', 'Fallback poll interval (jobs are normally picked up at once via LISTEN/NOTIFY).'),
@@ -600,6 +617,10 @@ export const spec = {
         'Path (on `dsync.external_url`) that starts the Google authorization.',
       ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
+      authorization_link_ttl: dur(
+        '15m',
+        'How long an authorization link minted with `POST /api/v1/dsync/{id}/google/authorization-link` starts the Google authorization (see Directory sync).',
+      ),
       auth_url: url(
         'Google authorization endpoint (point it elsewhere for a test double or an air-gapped proxy).',
         'https://accounts.google.com/o/oauth2/v2/auth',

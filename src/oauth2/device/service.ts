@@ -24,7 +24,7 @@ import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { persistConsent, grantOf } from '../authorize/consent-step.ts';
 import type { AuthorizeDeps } from '../authorize/deps.ts';
-import { afterLogin, checkCsrf, startLogin } from '../authorize/login-step.ts';
+import { afterLogin, checkCsrf, startLogin, verifierExpiry } from '../authorize/login-step.ts';
 import type { AuthorizeRequest } from '../authorize/request.ts';
 import type { AuthorizeOutcome } from '../authorize/respond.ts';
 import { appendPath } from '../discovery/service.ts';
@@ -270,6 +270,10 @@ export function createDeviceService(d: DeviceDeps) {
       const grant = grantOf(d, { client, nonce: '' }, s, c);
       await withTx(d.db, async (trx) => {
         await persistConsent(trx, d, s, c);
+        // Usable once, like the browser flow's (the record outlives a revocation of the consent).
+        if (!(await markVerifierUsed(trx, `consent:${s.consentRequestId}`, verifierExpiry(d, s)))) {
+          throw oauth2Error('access_denied', { hint: 'The consent verifier has already been used.' });
+        }
         const settled = await settleDeviceRequest(trx, signature, {
           state: 'accepted',
           subject: s.subject,
@@ -280,6 +284,7 @@ export function createDeviceService(d: DeviceDeps) {
         if (!settled)
           throw oauth2Error('access_denied', { hint: 'The device request was already handled or has expired.' });
       });
+      jar.clear(d.cookies.consentCsrfName(s.clientId));
       const done = new URL(cfg.urls.device.success);
       done.searchParams.set('client_id', client.id);
       return { kind: 'redirect', status: 302, location: done.toString() };

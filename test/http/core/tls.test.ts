@@ -92,6 +92,9 @@ describe('serve all with a Hydra 26 config: TLS on both listeners', () => {
         `config warning: sqa.opt_out (from ${file}) is a Hydra setting that gatehouse does not implement; ignored`,
       );
       expect(warnings).toContain(
+        `config warning: log.redaction_text (from ${file}) is a Hydra setting that gatehouse does not implement; ignored`,
+      );
+      expect(warnings).toContain(
         `config warning: serve.tls.allow_termination_from (from ${file}) is a Hydra setting that gatehouse does not implement; ignored`,
       );
 
