@@ -33,7 +33,7 @@ import type { CookieJar } from '../flows/cookies.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
-import { insertUsedConsent, isConsentUsed, markVerifierUsed } from '../store/flows.ts';
+import { isConsentUsed, markVerifierUsed } from '../store/flows.ts';
 import {
   countWrongUserCode,
   findByUserCode,
