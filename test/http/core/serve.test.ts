@@ -73,11 +73,28 @@ describe('gatehouse serve all', () => {
       expect(r.status).toBe(200);
       expect(p.output()).toMatch(/generated development secret/);
       expect(p.output()).toMatch(/"worker":"in-process"/);
+      // The development login app is on with dsn: memory, loudly.
+      expect(p.output()).toMatch(/DEVELOPMENT LOGIN APP IS ON: .*never use it in production/);
+      const login = await fetch(`http://127.0.0.1:${ports.public}/dev/login`);
+      expect(login.status).toBe(400);
+      expect(login.headers.get('content-security-policy')).toContain("default-src 'none'");
       p.kill('SIGTERM');
       expect(await p.exit).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses the development login app with a PostgreSQL dsn unless dev is also set', async () => {
+    const { runCli } = await import('../../helpers/cli.ts');
+    const r = await runCli(['serve', 'all'], {
+      DSN: database.url,
+      SECRETS_SYSTEM: TEST_SECRET,
+      DEV_UI_ENABLED: 'true',
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/dev_ui\.enabled: .*refused with a dsn other than memory unless dev: true/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('refuses serve public with dsn=memory', async () => {

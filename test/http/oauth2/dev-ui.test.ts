@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { type CreatedClient, pkcePair, randomState } from '../../helpers/oauth2.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
+/** Debian's chromium; GATEHOUSE_CHROMIUM points elsewhere (e.g. to check the message below). */
+const CHROMIUM = process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium';
 const haveChromium = await import('node:fs').then((fs) => fs.existsSync(CHROMIUM));
 if (!haveChromium && process.env.GATEHOUSE_REQUIRE_CHROMIUM === '1') {
   throw new Error(`GATEHOUSE_REQUIRE_CHROMIUM is set but ${CHROMIUM} is missing`);
@@ -141,6 +142,70 @@ describe('development login app over HTTP', () => {
       password: 'gatehouse-dev',
     });
     expect(swapped.status).toBe(403);
+  });
+
+  it('grants only requested scopes that were ticked, whatever the form posts, and denies on Deny', async () => {
+    const c = await client();
+    const jar = new Map<string, string>();
+    const pkce = pkcePair();
+    const first = await walk(authUrl(c, pkce.challenge, randomState()), jar);
+    const loginHtml = await first.res.text();
+    const form = (path: string, fields: Record<string, string | string[]>) => {
+      const body = new URLSearchParams();
+      for (const [k, v] of Object.entries(fields)) for (const x of [v].flat()) body.append(k, x);
+      return walk(`${t.publicUrl}${path}`, jar, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
+    };
+    const consent = await form('/dev/login', {
+      challenge: hidden(loginHtml, 'challenge'),
+      csrf: hidden(loginHtml, 'csrf'),
+      subject: 'ada@example.com',
+      password: 'gatehouse-dev',
+    });
+    expect(new URL(consent.url).pathname).toBe('/dev/consent');
+    const consentHtml = await consent.res.text();
+    const done = await form('/dev/consent', {
+      challenge: hidden(consentHtml, 'challenge'),
+      csrf: hidden(consentHtml, 'csrf'),
+      grant_scope: ['openid', 'admin', 'email'],
+      action: 'accept',
+    });
+    expect(done.url.startsWith(`${rpUrl}/callback?`)).toBe(true);
+    const tr = await fetch(`${t.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: new URL(done.url).searchParams.get('code') ?? '',
+        redirect_uri: `${rpUrl}/callback`,
+        code_verifier: pkce.verifier,
+      }),
+    });
+    expect(tr.status).toBe(200);
+    expect(((await tr.json()) as { scope: string }).scope.split(' ').sort()).toEqual(['email', 'openid']);
+
+    // A second flow (login not remembered, so the form shows again): Deny ends in access_denied.
+    const again = await walk(authUrl(c, pkcePair().challenge, randomState()), jar);
+    const againHtml = await again.res.text();
+    const consent2 = await form('/dev/login', {
+      challenge: hidden(againHtml, 'challenge'),
+      csrf: hidden(againHtml, 'csrf'),
+      subject: 'ada@example.com',
+      password: 'gatehouse-dev',
+    });
+    const c2 = await consent2.res.text();
+    const denied = await form('/dev/consent', {
+      challenge: hidden(c2, 'challenge'),
+      csrf: hidden(c2, 'csrf'),
+      action: 'deny',
+    });
+    expect(new URL(denied.url).searchParams.get('error')).toBe('access_denied');
   });
 
   it('answers an unknown challenge with an error page, not a 500', async () => {
