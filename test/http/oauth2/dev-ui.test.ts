@@ -4,6 +4,7 @@
  * logout driven by a real headless Chromium (Debian's `chromium` through playwright-core).
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
@@ -218,23 +219,60 @@ describe('development login app over HTTP', () => {
   });
 });
 
+const launch = async () => {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+};
+
+/** Serious or critical axe-core violations of the page (axe is injected, so the context bypasses the CSP). */
+async function axeViolations(page: import('playwright-core').Page) {
+  await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+  const r = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
+    violations: { id: string; impact: string; help: string }[];
+  };
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
+}
+
 describe.skipIf(!haveChromium)('development login app in a real browser (Chromium)', () => {
+  it('has no serious accessibility violation (axe-core) on the login, consent and error pages', async () => {
+    const browser = await launch();
+    try {
+      const context = await browser.newContext({ bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(authUrl(await client(), pkcePair().challenge, randomState()));
+      expect(new URL(page.url()).pathname).toBe('/dev/login');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.getByLabel('User (subject)').fill('ada@example.com');
+      await page.getByLabel('Password').fill('wrong');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      expect(await page.getByRole('alert').textContent()).toContain('Unknown user or wrong password.');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.getByLabel('Password').fill('gatehouse-dev');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((u) => u.pathname === '/dev/consent');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.goto(`${t.publicUrl}/dev/consent?consent_challenge=unknown`);
+      expect(await axeViolations(page)).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
   it('logs in, grants only the ticked scopes, and logs out', async () => {
-    const { chromium } = await import('playwright-core');
     mkdirSync(ARTIFACTS, { recursive: true });
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launch();
     try {
       const c = await client();
       const pkce = pkcePair();
