@@ -104,12 +104,22 @@ export function devUiRouter(o: DevUiOptions): Router {
   async function admin(method: 'GET' | 'PUT', kind: Kind, action: string, challenge: string, body?: unknown) {
     const url = new URL(`admin/oauth2/auth/requests/${kind}${action}`, adminBase);
     url.searchParams.set(CHALLENGE[kind], challenge);
-    const res = await doFetch(url, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      redirect: 'manual',
-    });
+    let res: Response;
+    try {
+      res = await doFetch(url, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch {
+      // Not reachable (wrong urls.self.admin, listener down): an error page, never a 500.
+      return {
+        status: 502,
+        body: { error_description: 'The admin API (urls.self.admin) could not be reached.' },
+      } satisfies AdminAnswer;
+    }
     const text = await res.text();
     let parsed: Record<string, any> = {};
     try {

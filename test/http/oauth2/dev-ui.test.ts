@@ -209,6 +209,19 @@ describe('development login app over HTTP', () => {
     expect(new URL(denied.url).searchParams.get('error')).toBe('access_denied');
   });
 
+  it('answers with an error page, not a 500, when the admin API cannot be reached', async () => {
+    const lone = await startTestServer({
+      overrides: { 'dev_ui.enabled': true, 'urls.self.admin': 'http://127.0.0.1:1/' },
+    });
+    try {
+      const r = await fetch(`${lone.publicUrl}/dev/login?login_challenge=x`);
+      expect(r.status).toBe(502);
+      expect(await r.text()).toContain('The admin API (urls.self.admin) could not be reached.');
+    } finally {
+      await lone.close();
+    }
+  });
+
   it('answers an unknown challenge with an error page, not a 500', async () => {
     const r = await fetch(`${t.publicUrl}/dev/consent?consent_challenge=nope`);
     expect(r.status).toBeGreaterThanOrEqual(400);
