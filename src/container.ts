@@ -18,6 +18,8 @@ import { migrate, migrationStatus } from './core/db/migrate.ts';
 import type { Database } from './core/db/schema.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
+import { configureAudit } from './core/audit/events.ts';
+import { configureMetrics, observeJobs, observePool } from './core/observability/metrics.ts';
 import {
   dsyncSafeFetch,
   oauth2SafeFetch,
@@ -136,7 +138,14 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
     ? oauth2
     : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
-  const changes = createChangeFeed({ url, log });
+  // LISTEN needs a direct session: queue.direct_dsn when dsn goes through a transaction pooler.
+  const direct = config.queue.direct_dsn.trim();
+  const changes = direct
+    ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true })
+    : createChangeFeed({ url, log, direct: dsn.kind === 'memory' });
+  configureAudit({ enabled: config.audit.enabled });
+  configureMetrics({ enabled: config.metrics.enabled });
+  const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];
   const core: Core = {
     config,
     log,
@@ -149,6 +158,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     changes,
     async close() {
       await changes.close();
+      for (const stop of unobserve) stop();
       await handle.destroy();
       await embedded?.stop();
     },

@@ -10,6 +10,7 @@
  * Errors are `SafeFetchError`s with a `code`; their messages name the host but never an address,
  * and an IP-literal host is not printed at all. The same holds for what it logs.
  */
+import { inSpan, SpanKind } from './observability/tracing.ts';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
@@ -415,7 +416,35 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
       clearTimeout(timeout);
     }
   };
-  return Object.assign(safeFetch, { check });
+  // One client span per outbound request (method, scheme and host name: never an address or a path,
+  // which may carry secrets).
+  const traced = (input: string | URL, init?: SafeFetchInit): Promise<SafeResponse> => {
+    let host = '';
+    let scheme = '';
+    try {
+      const u = new URL(String(input));
+      host = printableHost(u.hostname) ?? '';
+      scheme = u.protocol.replace(':', '');
+    } catch {}
+    const method = (init?.method ?? 'GET').toUpperCase();
+    return inSpan(
+      `${method}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': method,
+          'url.scheme': scheme,
+          ...(host ? { 'server.address': host } : {}),
+        },
+      },
+      async (span) => {
+        const res = await safeFetch(input, init);
+        span.setAttribute('http.response.status_code', res.status);
+        return res;
+      },
+    );
+  };
+  return Object.assign(traced, { check });
 }
 
 /** The OAuth2 side's client: `clients.http.disallow_private_ip_ranges` and `…private_ip_exception_urls`. */

@@ -6,10 +6,13 @@
 import type Router from '@koa/router';
 import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { createAuthorizationLinks } from './cloud/google/link.ts';
 import { createGoogleService } from './cloud/google/service.ts';
-import { createDirectorySyncController, type DirectorySyncController } from './controller.ts';
+import { type ControllerOptions, createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
 import { createBatchService } from './events/batch.ts';
+import { debugWebhooks } from './events/debug.ts';
+import { createEventFeedService } from './events/feed.ts';
 import { createDeliveryService } from './events/delivery.ts';
 import { createLifecycleService } from './events/lifecycle.ts';
 import { createRetryService } from './events/retry.ts';
@@ -20,8 +23,9 @@ import { createGroupsService } from './groups/service.ts';
 import { adminRouter, ERROR_FAMILIES, publicRouter } from './routes.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
-import type { EventCallback } from './types.ts';
 import { createUsersService } from './users/service.ts';
+import { createWritesService } from './writes.ts';
+import { createSetupLinksService } from './setup-links.ts';
 
 export interface DsyncOptions {
   /** Jackson's `scimPath` (library only; the HTTP routes always serve `/api/scim/v2.0`). */
@@ -30,9 +34,10 @@ export interface DsyncOptions {
 
 export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
   const cfg = core.config.dsync;
-  const fetch = core.fetch.dsync;
+  const fetch = cfg.debug_webhooks ? debugWebhooks(core.fetch.dsync, core.log) : core.fetch.dsync;
   const externalUrl = cfg.external_url.replace(/\/$/, '');
   const g = cfg.google;
+  const pageLimit = cfg.page_limit;
   const lifecycle = createLifecycleService({
     clock: core.clock,
     fetch,
@@ -50,6 +55,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     lifecycle: (trx, type, d) => lifecycle.emit(trx, type, d),
     // With internal ranges refused, a webhook URL that resolves inward is refused when it is set
     // (delivery checks again on every request). A name that does not resolve now is accepted.
+    pageLimit,
     checkWebhookUrl: async (url) => {
       if (!cfg.disallow_private_ip_ranges) return undefined;
       try {
@@ -73,6 +79,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     clock: core.clock,
     directories,
     ttlMs: cfg.webhook_logs_ttl,
+    pageLimit,
   });
   const outbound = { db: core.db, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
   const batch = createBatchService({
@@ -82,10 +89,28 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
   });
   return {
     directories,
-    users: createUsersService({ db: core.db, resolveScope }),
-    groups: createGroupsService({ db: core.db, resolveScope }),
+    users: createUsersService({ db: core.db, resolveScope, pageLimit }),
+    groups: createGroupsService({ db: core.db, resolveScope, pageLimit }),
     webhookLogs,
-    scim: createScimService({ db: core.db, directories, delivery }),
+    scim: createScimService({ db: core.db, directories, delivery, pageLimit }),
+    writes: createWritesService({ db: core.db, directories, delivery }),
+    feed: createEventFeedService({
+      db: core.db,
+      clock: core.clock,
+      directories,
+      retentionMs: cfg.events.retention,
+      pageLimit,
+    }),
+    setupLinks: createSetupLinksService({
+      db: core.db,
+      clock: core.clock,
+      ring: keyRing(core.config.secrets.system, 'dsync'),
+      directories,
+      externalUrl,
+      pageLimit,
+    }),
+    /** How events are delivered (configuration); writes may turn webhooks off for one call. */
+    policy: delivery,
     delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),
     batch,
     lifecycle,
@@ -103,6 +128,12 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
       tokenUrl: g.token_url,
       apiUrl: g.api_url,
       redirectUri: `${externalUrl}${g.callback_path}`,
+      authorizeUrl: `${externalUrl}${g.authorize_path}`,
+      links: createAuthorizationLinks({
+        ring: keyRing(core.config.secrets.system, 'dsync_link'),
+        clock: core.clock,
+        ttlMs: g.authorization_link_ttl,
+      }),
       syncIntervalMs: g.sync_interval,
       delivery,
     }),
@@ -118,7 +149,7 @@ export interface Dsync {
   errorFamilies: typeof ERROR_FAMILIES;
   services: DsyncServices;
   /** A Jackson-style controller over these services (`callback`: Jackson's `dsync.callback`). */
-  controller(opts?: { callback?: EventCallback }): DirectorySyncController;
+  controller(opts?: Omit<ControllerOptions, 'log'>): DirectorySyncController;
 }
 
 export function createDsync(core: Core, opts: DsyncOptions = {}): Dsync {

@@ -4,6 +4,7 @@
  * gateway takes the second token of the header and looks it up in `JACKSON_API_KEYS`; here every
  * configured key is compared in constant time).
  */
+import { setActor } from '../core/observability/scope.ts';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
@@ -15,12 +16,15 @@ import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts'
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncMessage } from './errors.ts';
 import type { BatchService } from './events/batch.ts';
-import { eventRoutes, webhookRoutes } from './events/handlers.ts';
+import type { EventFeedService } from './events/feed.ts';
+import { eventRoutes, feedRoutes, webhookRoutes } from './events/handlers.ts';
 import type { WebhookLogsService } from './events/logs.ts';
 import type { RetryService } from './events/retry.ts';
 import { groupRoutes } from './groups/handlers.ts';
 import type { GroupsService } from './groups/service.ts';
 import { SCIM_PREFIX, scimRoutes } from './scim/handlers.ts';
+import { SETUP_PREFIX, setupLinkAdminRoutes, setupLinkPublicRoutes } from './setup-link-handlers.ts';
+import type { SetupLinksService } from './setup-links.ts';
 import type { ScimService } from './scim/service.ts';
 import { userRoutes } from './users/handlers.ts';
 import type { UsersService } from './users/service.ts';
@@ -36,11 +40,16 @@ export interface DsyncRouteServices {
   batch: BatchService;
   webhooks: RetryService;
   google: GoogleService;
+  feed: EventFeedService;
+  setupLinks: SetupLinksService;
 }
 
 /** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
 export const ERROR_FAMILIES = {
-  public: [{ prefix: SCIM_PREFIX, family: 'scim' as ErrorFamily }],
+  public: [
+    { prefix: SCIM_PREFIX, family: 'scim' as ErrorFamily },
+    { prefix: SETUP_PREFIX, family: 'dsync' as ErrorFamily },
+  ],
   admin: [{ prefix: V1_PREFIX, family: 'dsync' as ErrorFamily }],
 };
 
@@ -51,6 +60,7 @@ export function apiKeyGuard(keys: readonly string[]) {
     // Compare with every key, without stopping early.
     for (const k of keys) ok = safeEqual(k, token) || ok;
     if (!ok || !token) throw dsyncMessage(401, 'Unauthorized');
+    setActor({ kind: 'api_key' }); // audit events of this request (never the key itself)
     await next();
   };
 }
@@ -62,6 +72,7 @@ export function publicRouter(s: DsyncRouteServices, google: GoogleRouteOptions):
     await next();
   });
   scimRoutes(r, s);
+  setupLinkPublicRoutes(r, s);
   // The Google authorization routes set the `dsync` error family themselves.
   googlePublicRoutes(r, s, google);
   return r;
@@ -84,6 +95,8 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   directoryRoutes(r, s);
   userRoutes(r, s);
   groupRoutes(r, s);
+  setupLinkAdminRoutes(r, s);
+  feedRoutes(r, s);
   eventRoutes(r, s);
   webhookRoutes(r, s);
   googleAdminRoutes(r, s);

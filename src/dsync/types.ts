@@ -36,6 +36,8 @@ export interface Directory {
   googleRefreshToken: string;
   /** The Workspace's domain ('' until known). */
   googleDomain: string;
+  /** The Workspace (Google `customerId`) the tokens belong to ('' until an authorization recorded it). */
+  googleCustomerId: string;
   /** When the stored access token expires; null when unknown (tokens set by hand). */
   googleAccessTokenExpiresAt: Date | null;
   createdAt: Date;
@@ -117,7 +119,7 @@ export interface DirectorySyncEvent {
   tenant: string;
   product: string;
   directory_id: string;
-  data?: UserRecord | GroupRecord | (UserRecord & { group: GroupRecord });
+  data?: UserRecord | GroupRecord | (UserRecord & { group: GroupRecord }) | { id: string; group: GroupRecord };
 }
 
 /**
@@ -170,14 +172,14 @@ export interface PageParams {
   pageToken?: string | undefined;
 }
 
-/** Jackson's `db.pageLimit`: the default and the largest page of any list. */
+/** Jackson's `db.pageLimit` default: the default and the largest page of any list (`dsync.page_limit`). */
 export const PAGE_LIMIT = 50;
 
-export function page(p: PageParams = {}): { offset: number; limit: number } {
+export function page(p: PageParams = {}, max = PAGE_LIMIT): { offset: number; limit: number } {
   const offset =
     Number.isInteger(p.pageOffset) && (p.pageOffset as number) > 0 ? Math.min(p.pageOffset as number, 2 ** 31) : 0;
   const raw = Number.isInteger(p.pageLimit) ? (p.pageLimit as number) : 0;
-  return { offset, limit: raw > 0 && raw <= PAGE_LIMIT ? raw : PAGE_LIMIT };
+  return { offset, limit: raw > 0 && raw <= max ? raw : max };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseDuration } from './duration.ts';
 
-export type LeafKind = 'string' | 'int' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
+export type LeafKind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'seconds' | 'list' | 'enum' | 'url';
 
 export interface Leaf<S extends z.ZodType = z.ZodType> {
   readonly leaf: true;
@@ -463,6 +463,23 @@ export const spec = {
       ),
     },
   },
+  rate_limit: {
+    failed_auth: {
+      enabled: bool(
+        true,
+        'Limit failed client authentications (token, revocation) and failed SCIM bearer checks per credential and per source address (see Security: Rate limiting).',
+      ),
+      window: dur('1m', 'Length of the fixed counting window; a blocked caller may retry when it ends.'),
+      per_credential: int(
+        20,
+        'Failures per client id or SCIM directory per window before further attempts for it are refused with 429 (0: no per-credential limit).',
+      ),
+      per_address: int(
+        100,
+        'Failures per source address per window before its further attempts are refused with 429 (0: no per-address limit).',
+      ),
+    },
+  },
   worker: {
     concurrency: int(4, 'Jobs run at once per worker process.', 1),
     poll_interval: dur('2s', 'Fallback poll interval (jobs are normally picked up at once via LISTEN/NOTIFY).'),
@@ -475,6 +492,65 @@ export const spec = {
       '10s',
       'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
     ),
+    crontab: str(
+      '',
+      'Path of the crontab file the worker schedules from (empty: the `crontab` file shipped with gatehouse).',
+    ),
+    metrics: {
+      port: int(
+        0,
+        'Port on which `gatehouse worker` serves Prometheus metrics at `/metrics/prometheus` (0: off).',
+        0,
+        65535,
+      ),
+      host: str('', 'Interface of the worker metrics listener (empty: all interfaces).'),
+    },
+  },
+  queue: {
+    direct_dsn: str(
+      '',
+      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, for when `dsn` goes through a transaction-pooling pooler such as PgBouncer: workers run graphile-worker on it (LISTEN/NOTIFY, session advisory locks) and every process listens for key changes on it. Empty: `dsn`; a worker then refuses a `dsn` that turns out to be such a pooler, and web processes rebuild cached keys per use.',
+      { secret: true },
+    ),
+  },
+  tracing: {
+    provider: oneOf(
+      ['', 'otel', 'jaeger', 'zipkin'],
+      '',
+      "Tracing backend (Hydra's key): `otel` sends OpenTelemetry spans over OTLP/HTTP; empty: off. Hydra's `jaeger` and `zipkin` are accepted with a warning and leave tracing off.",
+    ),
+    service_name: str('gatehouse', 'Service name of the spans (`service.name`).'),
+    providers: {
+      otlp: {
+        server_url: str(
+          'localhost:4318',
+          'OTLP/HTTP endpoint, `host:port` as in Hydra (spans go to `/v1/traces`); a full URL is accepted too.',
+        ),
+        insecure: bool(false, 'Use plain HTTP instead of HTTPS for `server_url`.'),
+        sampling: {
+          sampling_ratio: leaf(
+            'number',
+            z.number().min(0).max(1).default(1),
+            'Share of new traces sampled (0 to 1); requests that carry a sampled `traceparent` are always traced.',
+            '1',
+          ),
+        },
+      },
+    },
+  },
+  metrics: {
+    enabled: bool(
+      true,
+      'Record the request, token, SCIM, webhook and query metrics served at `/admin/metrics/prometheus` (off: process, pool and job metrics only).',
+    ),
+  },
+  audit: {
+    enabled: bool(
+      false,
+      'Write audit events as rows of `audit_events` (in the transaction of the change) readable at `GET /admin/audit/events`; they are span events either way.',
+    ),
+    retention: dur('2160h', 'How long audit rows are kept (purged hourly in batches; `0`: kept forever).'),
+    purge_batch_size: int(1000, 'Audit rows deleted per purge transaction.', 1),
   },
   janitor: {
     batch_size: int(100, 'Rows deleted per janitor transaction.', 1),
@@ -495,6 +571,13 @@ export const spec = {
       secret: true,
       aliases: ['JACKSON_API_KEYS'],
     }),
+    api: {
+      listener: oneOf(
+        ['admin', 'public', 'both'],
+        'admin',
+        'Where `/api/v1/dsync` is served: the admin listener, the public one (one base URL for SCIM, the Google callback and the API, as Jackson) or both. `Authorization: Api-Key` is required on each.',
+      ),
+    },
     webhook_batch_size: int(
       0,
       'Batch mode: queue events and deliver up to this many per directory per batch (0: real-time delivery).',
@@ -508,6 +591,22 @@ export const spec = {
       timeout: dur('20s', 'Timeout of one webhook request.'),
     },
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
+    debug_webhooks: bool(
+      false,
+      'Log every webhook body and the receiver’s answer at info, redacted (only the event’s identifiers stay readable; e-mail addresses and tokens in answers are masked).',
+    ),
+    page_limit: int(
+      50,
+      'The default and largest page of every directory-sync list (Jackson’s `db.pageLimit`).',
+      1,
+      10000,
+    ),
+    events: {
+      retention: dur(
+        '720h',
+        'How long directory-sync events (and their delivered outbox rows) are kept; purged in bounded batches by the crontab task `dsync_events_purge`.',
+      ),
+    },
     webhook_url: url(
       'Global webhook for directory lifecycle events (`dsync.created`, `dsync.deleted`, `dsync.activated`, `dsync.deactivated`); off when empty.',
       '""',
@@ -529,6 +628,10 @@ export const spec = {
         'Path (on `dsync.external_url`) that starts the Google authorization.',
       ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
+      authorization_link_ttl: dur(
+        '15m',
+        'How long an authorization link minted with `POST /api/v1/dsync/{id}/google/authorization-link` starts the Google authorization (see Directory sync).',
+      ),
       auth_url: url(
         'Google authorization endpoint (point it elsewhere for a test double or an air-gapped proxy).',
         'https://accounts.google.com/o/oauth2/v2/auth',

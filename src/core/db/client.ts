@@ -2,6 +2,8 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../log.ts';
+import { metrics } from '../observability/metrics.ts';
+import { recordDbSpan } from '../observability/tracing.ts';
 import type { Database } from './schema.ts';
 
 export interface DatabaseHandle {
@@ -41,7 +43,15 @@ export function createDatabase(
   pool.on('connect', (client) => {
     client.on('error', onError);
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    // Every statement: its latency in the metrics and, when traced, a child span of the active one.
+    log(event) {
+      const failed = event.level === 'error';
+      metrics.dbQueryDuration.observe({ outcome: failed ? 'error' : 'ok' }, event.queryDurationMillis / 1000);
+      recordDbSpan(event.query.sql, event.queryDurationMillis, failed);
+    },
+  });
   return {
     db,
     pool,

@@ -234,6 +234,7 @@ export interface DsyncDirectoriesTable {
   google_refresh_token: Generated<string>;
   event_seq: Generated<number>;
   google_domain: Generated<string>;
+  google_customer_id: Generated<string>;
   google_access_token_expires_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
@@ -279,6 +280,25 @@ export interface DsyncEventsTable {
   payload: Json<Record<string, unknown>>;
   created_at: Generated<Date>;
   delivered_at: Date | null;
+}
+
+export interface DsyncSetupLinksTable {
+  id: string;
+  tenant: string;
+  product: string;
+  service: Generated<string>;
+  name: Generated<string>;
+  token_hash: string;
+  token: string;
+  webhook_url: string;
+  webhook_secret: string;
+  valid_till: Date;
+  created_at: Generated<Date>;
+}
+
+export interface DsyncEventsPurgedTable {
+  directory_id: string;
+  seq: number;
 }
 
 export interface DsyncWebhookOutboxTable {
@@ -337,6 +357,27 @@ export interface DsyncCloudSyncsTable {
   stats: Json<Record<string, unknown>> | null;
 }
 
+/** Failed authentications per hashed key and fixed window (sql/0193, src/core/http/auth-failures.ts). */
+export interface AuthFailuresTable {
+  key: string;
+  window_start: Date;
+  failures: number;
+}
+
+export interface AuditEventsTable {
+  id: Generated<number>;
+  time: Generated<Date>;
+  type: string;
+  actor_kind: string;
+  actor_id: string;
+  target_kind: string;
+  target_id: string;
+  outcome: string;
+  request_id: string;
+  trace_id: string;
+  details: Json<Record<string, unknown>>;
+}
+
 export interface Database {
   networks: NetworksTable;
   oauth2_login_sessions: LoginSessionsTable;
@@ -358,12 +399,16 @@ export interface Database {
   dsync_groups: DsyncGroupsTable;
   dsync_group_members: DsyncGroupMembersTable;
   dsync_events: DsyncEventsTable;
+  dsync_events_purged: DsyncEventsPurgedTable;
+  dsync_setup_links: DsyncSetupLinksTable;
   dsync_webhook_outbox: DsyncWebhookOutboxTable;
   dsync_webhook_backoff: DsyncWebhookBackoffTable;
   dsync_webhook_senders: DsyncWebhookSendersTable;
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
+  auth_failures: AuthFailuresTable;
+  audit_events: AuditEventsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -383,6 +428,19 @@ const TOKEN_COLUMNS = [
 
 /** Column lists per table, compared with information_schema in a test so this file cannot drift. */
 export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
+  audit_events: [
+    'id',
+    'time',
+    'type',
+    'actor_kind',
+    'actor_id',
+    'target_kind',
+    'target_id',
+    'outcome',
+    'request_id',
+    'trace_id',
+    'details',
+  ],
   networks: ['id', 'created_at'],
   oauth2_login_sessions: [
     'nid',
@@ -528,6 +586,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'created_at',
     'updated_at',
     'google_domain',
+    'google_customer_id',
     'google_access_token_expires_at',
   ],
   dsync_users: [
@@ -547,6 +606,20 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   dsync_groups: ['directory_id', 'id', 'name', 'external_id', 'raw', 'created_at', 'updated_at'],
   dsync_group_members: ['directory_id', 'group_id', 'user_id', 'created_at'],
   dsync_events: ['id', 'directory_id', 'seq', 'event', 'payload', 'created_at', 'delivered_at'],
+  dsync_events_purged: ['directory_id', 'seq'],
+  dsync_setup_links: [
+    'id',
+    'tenant',
+    'product',
+    'service',
+    'name',
+    'token_hash',
+    'token',
+    'webhook_url',
+    'webhook_secret',
+    'valid_till',
+    'created_at',
+  ],
   dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
   dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
   dsync_webhook_senders: ['directory_id', 'job_id', 'created_at'],
@@ -563,6 +636,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'completed_at',
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
+  auth_failures: ['key', 'window_start', 'failures'],
   dsync_cloud_syncs: [
     'directory_id',
     'lease_owner',

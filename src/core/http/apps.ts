@@ -14,6 +14,9 @@ import { koaBody } from 'koa-body';
 import { AppError, type ErrorFamily } from '../errors.ts';
 import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import type { Logger } from '../log.ts';
+import { observeHttp } from '../observability/metrics.ts';
+import { runInScope } from '../observability/scope.ts';
+import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
 import { errorMiddleware } from './errors.ts';
 
 export type Listener = 'public' | 'admin';
@@ -25,6 +28,8 @@ export interface AppOptions {
   disableHealthLog?: boolean;
   /** Routers of the domains, mounted in order. */
   routers: Router[];
+  /** Middleware run after body parsing, before the routers (e.g. the failed-authentication limiter). */
+  middleware?: Koa.Middleware[];
   /** Max JSON/form body size in bytes (or a size string such as `1mb`). */
   bodyLimit?: number | string;
   /** Other body limits by path prefix (the first match wins), e.g. SCIM on the public listener. */
@@ -42,27 +47,53 @@ export interface AppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) {
-  return async (ctx: Context, next: Next) => {
+  return (ctx: Context, next: Next) => {
     const given = ctx.get('x-request-id');
     const id = REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
     ctx.state.log = log.child({ requestId: id, listener: kind });
     ctx.set('X-Request-Id', id);
     const started = performance.now();
-    try {
-      await next();
-    } finally {
-      if (!(disableHealthLog && ctx.path.includes('/health/'))) {
-        const fields = {
-          method: ctx.method,
-          path: ctx.path, // never the query string: it may carry tokens or challenges
-          status: ctx.status,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-        };
-        if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
-        else ctx.state.log.info(fields, 'request completed');
-      }
-    }
+    // One scope (request id, actor) and one server span per request; the span is renamed to the
+    // route template once routing has matched (never the raw path: it may carry ids).
+    return runInScope({ requestId: id, listener: kind }, () =>
+      inSpan(
+        `${ctx.method} ${kind}`,
+        {
+          kind: SpanKind.SERVER,
+          parent: contextFromHeaders(ctx.headers),
+          attributes: { 'http.request.method': ctx.method, 'gatehouse.listener': kind, 'gatehouse.request_id': id },
+        },
+        async (span) => {
+          try {
+            await next();
+          } finally {
+            const ms = performance.now() - started;
+            const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+            const template = typeof route === 'string' ? route : undefined;
+            observeHttp(kind, template, ctx.method, ctx.status, ms);
+            if (span.isRecording()) {
+              if (template) {
+                span.updateName(`${ctx.method} ${template}`);
+                span.setAttribute('http.route', template);
+              }
+              span.setAttribute('http.response.status_code', ctx.status);
+              if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            }
+            if (!(disableHealthLog && ctx.path.includes('/health/'))) {
+              const fields = {
+                method: ctx.method,
+                path: ctx.path, // never the query string: it may carry tokens or challenges
+                status: ctx.status,
+                ms: Math.round(ms * 10) / 10,
+              };
+              if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
+              else ctx.state.log.info(fields, 'request completed');
+            }
+          }
+        },
+      ),
+    );
   };
 }
 
@@ -139,6 +170,7 @@ export function createApp(o: AppOptions): Koa {
   app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
   // After body parsing (per-client origins read the form's client_id); preflights end here.
   if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
+  for (const m of o.middleware ?? []) app.use(m);
   for (const r of o.routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());
@@ -157,22 +189,27 @@ export interface Listening {
 
 /**
  * Node's HTTP parser refuses a request line plus headers over `maxHeaderSize` before Koa sees it;
- * answer that with 431 and a JSON error body (Node's default answer has none), anything else the
- * parser refuses with a bare 400, as Node does.
+ * answer that with 431 and a JSON error body (Node's default answer has none); a request timeout
+ * with 408 and anything else the parser refuses with 400, as Node does, also with a JSON body.
  */
 function onClientError(err: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const body = JSON.stringify(
-    tooLarge
-      ? { error: 'Request Header Fields Too Large', error_description: 'The request line and headers are too large.' }
-      : { error: 'Bad Request', error_description: 'The request could not be parsed.' },
-  );
+  const [status, error, description] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          '431 Request Header Fields Too Large',
+          'Request Header Fields Too Large',
+          'The request line and headers are too large.',
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', 'Request Timeout', 'The request was not received in time.']
+        : ['400 Bad Request', 'Bad Request', 'The request could not be parsed.'];
+  const body = JSON.stringify({ error, error_description: description });
   socket.end(
-    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+    `HTTP/1.1 ${status}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

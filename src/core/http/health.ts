@@ -1,6 +1,10 @@
-/** `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*). */
+/**
+ * `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*), and
+ * `/admin/metrics/prometheus` (Hydra's path) on the admin listener only.
+ */
 import Router from '@koa/router';
 import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
 
 export interface HealthDeps {
   version: string;
@@ -10,10 +14,11 @@ export interface HealthDeps {
 
 export function healthRouter(deps: HealthDeps, prefix = ''): Router {
   const r = new Router({ prefix });
-  r.get('/health/alive', (ctx) => {
+  // Handler names are Hydra's operation ids (they name the operations in the OpenAPI documents).
+  r.get('/health/alive', function isAlive(ctx) {
     ctx.body = { status: 'ok' };
   });
-  r.get('/health/ready', async (ctx) => {
+  r.get('/health/ready', async function isReady(ctx) {
     const errors = await deps.readiness();
     if (Object.keys(errors).length) {
       ctx.status = 503;
@@ -23,8 +28,33 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
     }
     ctx.body = { status: 'ok' };
   });
-  r.get('/version', (ctx) => {
+  r.get('/version', function getVersion(ctx) {
     ctx.body = { version: deps.version };
+  });
+  return r;
+}
+
+/**
+ * Jackson's `GET /api/health`: `{ version }` (the package version, without a `v`) when ready,
+ * 503 with the same body otherwise. No authentication, as in Jackson.
+ */
+export function jacksonHealthRouter(deps: HealthDeps): Router {
+  const r = new Router();
+  r.get('/api/health', async (ctx) => {
+    const errors = await deps.readiness();
+    ctx.status = Object.keys(errors).length ? 503 : 200;
+    ctx.body = { version: deps.version.replace(/^v/, '') };
+  });
+  return r;
+}
+
+/** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
+export function metricsRouter(): Router {
+  const r = new Router();
+  r.get('/admin/metrics/prometheus', async (ctx) => {
+    const body = await renderMetrics();
+    ctx.type = PROMETHEUS_CONTENT_TYPE;
+    ctx.body = body;
   });
   return r;
 }

@@ -1,9 +1,11 @@
 /**
  * Enqueue a graphile-worker job inside the caller's transaction: the job exists if and only if the
- * state change it belongs to commits.
+ * state change it belongs to commits. When the caller is traced, each payload carries the trace
+ * context (`_trace`, see src/core/observability/tracing.ts) so the job's span joins the trace.
  */
 import { sql } from 'kysely';
 import type { Executor } from '../db/tx.ts';
+import { withTraceContext } from '../observability/tracing.ts';
 
 export interface JobSpec {
   /** Jobs with the same queue name run one at a time, in order. */
@@ -20,7 +22,7 @@ export async function enqueue(exec: Executor, task: string, payload: unknown, sp
   const { rows } = await sql<{ id: number | string }>`
     select (graphile_worker.add_job(
       identifier => ${task},
-      payload => ${JSON.stringify(payload ?? {})}::json,
+      payload => ${JSON.stringify(withTraceContext(payload ?? {}))}::json,
       queue_name => ${spec.queueName ?? null}::text,
       run_at => ${spec.runAt ?? null}::timestamptz,
       max_attempts => ${spec.maxAttempts}::int,
@@ -48,7 +50,7 @@ export async function enqueueMany(
         ${task}::text, p, ${spec.queueName ?? null}::text, ${spec.runAt ?? null}::timestamptz,
         ${spec.maxAttempts}::int, null::text, ${spec.priority ?? null}::int, null::text[]
       )::graphile_worker.job_spec
-      from json_array_elements(${JSON.stringify(payloads)}::json) as p
+      from json_array_elements(${JSON.stringify(payloads.map(withTraceContext))}::json) as p
     ))`.execute(exec);
   return rows[0]?.n ?? 0;
 }
@@ -73,7 +75,7 @@ export async function enqueueManyWithIds(
       max_attempts => ${spec.maxAttempts}::int,
       priority => ${spec.priority ?? null}::int
     )).id
-    from json_array_elements(${JSON.stringify(payloads)}::json) with ordinality as p(payload, ord)
+    from json_array_elements(${JSON.stringify(payloads.map(withTraceContext))}::json) with ordinality as p(payload, ord)
     order by p.ord`.execute(exec);
   return rows.map((r) => Number(r.id));
 }

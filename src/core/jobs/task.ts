@@ -5,6 +5,8 @@
  */
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { z } from 'zod';
+import { runInScope } from '../observability/scope.ts';
+import { inSpan, SpanKind, takeTraceContext } from '../observability/tracing.ts';
 
 export type TaskHandler<C, P> = (ctx: C, payload: P, helpers: JobHelpers) => Promise<void>;
 
@@ -25,7 +27,23 @@ export function defineTask<C, S extends z.ZodType>(schema: S, handler: TaskHandl
   const unbound = (async (_payload: unknown, _helpers: JobHelpers): Promise<void> => {
     throw new Error('task run outside gatehouse worker: no container');
   }) as BoundTask<C>;
+  // Each run gets a scope (audit events name the job) and a span whose parent is the request that
+  // enqueued the job (its trace context rides in the payload).
   unbound.bindTo = (ctx: C) =>
-    (async (payload: unknown, helpers: JobHelpers) => handler(ctx, parse(payload), helpers)) as Task;
+    (async (raw: unknown, helpers: JobHelpers) => {
+      const { payload, parent } = takeTraceContext(raw);
+      const job = helpers.job;
+      return runInScope({ requestId: `job:${job.id}`, listener: 'worker' }, () =>
+        inSpan(
+          `job ${job.task_identifier}`,
+          {
+            kind: SpanKind.CONSUMER,
+            parent,
+            attributes: { 'gatehouse.job.task': job.task_identifier, 'gatehouse.job.attempt': job.attempts },
+          },
+          () => handler(ctx, parse(payload), helpers),
+        ),
+      );
+    }) as Task;
   return unbound;
 }

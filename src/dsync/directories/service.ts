@@ -8,6 +8,7 @@ import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { randomToken } from '../../core/crypto/random.ts';
+import { audit } from '../../core/audit/events.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import { dsyncError, dsyncMessage } from '../errors.ts';
 import type { LifecycleType } from '../events/lifecycle.ts';
@@ -38,6 +39,8 @@ export interface DirectoriesOptions {
   lifecycle?: (trx: Executor, type: LifecycleType, d: Directory) => Promise<void>;
   /** Refuses a webhook URL the address policy forbids (throws a message); called before storing. */
   checkWebhookUrl?: (url: string) => Promise<string | undefined>;
+  /** `dsync.page_limit` (Jackson's `db.pageLimit`) */
+  pageLimit?: number;
 }
 
 const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
@@ -83,6 +86,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       webhook: lazyField({ endpoint: r.webhook_endpoint }, 'secret', r.id, 'webhook_secret', r.webhook_secret),
       scim: lazyField({ path: r.scim_path }, 'secret', r.id, 'scim_secret', r.scim_secret),
       googleDomain: r.google_domain,
+      googleCustomerId: r.google_customer_id,
       googleAccessTokenExpiresAt: r.google_access_token_expires_at,
       createdAt: r.created_at,
     };
@@ -174,6 +178,11 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     const created = await withTx(o.db, async (trx) => {
       const d = fromRow(await store.insertDirectory(trx, values));
       await emit(trx, 'dsync.created', d);
+      await audit(trx, {
+        type: 'dsync.directory.created',
+        target: { kind: 'directory', id: d.id },
+        details: { directory_type: d.type, tenant: d.tenant, product: d.product },
+      });
       return d;
     });
     return record(created);
@@ -224,6 +233,15 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       const d = fromRow(row);
       // Jackson: whenever `deactivated` is given, changed or not.
       if (p.deactivated !== undefined) await emit(trx, d.deactivated ? 'dsync.deactivated' : 'dsync.activated', d);
+      await audit(trx, {
+        type: 'dsync.directory.changed',
+        target: { kind: 'directory', id: d.id },
+        details: {
+          fields: Object.keys(p).filter((k) => !/secret|token/.test(k)),
+          webhook_changed: webhook.endpoint !== current.webhook.endpoint,
+          deactivated: p.deactivated,
+        },
+      });
       return d;
     });
     return record(updated);
@@ -239,7 +257,13 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     await withTx(o.db, async (trx) => {
       const row = await store.deleteDirectory(trx, id.toLowerCase());
       if (!row) throw notFound();
-      await emit(trx, 'dsync.deleted', fromRow(row));
+      const d = fromRow(row);
+      await emit(trx, 'dsync.deleted', d);
+      await audit(trx, {
+        type: 'dsync.directory.deleted',
+        target: { kind: 'directory', id: d.id },
+        details: { directory_type: d.type, tenant: d.tenant, product: d.product },
+      });
     });
   }
 
@@ -253,12 +277,12 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   }
 
   async function list(p: PageParams = {}): Promise<DirectoryRecord[]> {
-    return records(page(p));
+    return records(page(p, o.pageLimit));
   }
 
   /** `product` wins over `provider`; any directory type can be a provider here (Jackson: non-SCIM only). */
   async function filterBy(p: PageParams & { product?: unknown; provider?: unknown } = {}): Promise<DirectoryRecord[]> {
-    const q = page(p);
+    const q = page(p, o.pageLimit);
     if (nonEmpty(p.product)) return records({ ...q, product: p.product });
     if (nonEmpty(p.provider)) return records({ ...q, type: p.provider });
     throw dsyncError(400, 'Please provide a product or provider.');
@@ -288,7 +312,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
    */
   async function setGoogleTokens(
     id: string,
-    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string },
+    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string; customerId?: string },
     db: Executor = o.db,
   ): Promise<Directory | undefined> {
     if (!isUuid(id)) return undefined;
@@ -300,6 +324,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         ? { google_refresh_token: sealField(key, 'google_refresh_token', t.refreshToken) }
         : {}),
       ...(t.domain !== undefined ? { google_domain: t.domain } : {}),
+      ...(t.customerId !== undefined ? { google_customer_id: t.customerId } : {}),
       updated_at: o.clock.now(),
     });
     return row && fromRow(row);

@@ -18,6 +18,7 @@
  */
 import * as outbox from '../store/outbox.ts';
 import type { WebhookEvent } from '../types.ts';
+import { metrics } from '../../core/observability/metrics.ts';
 import { wireEvent } from './payload.ts';
 import { PROCESS_KEY, scheduleProcessing } from './service.ts';
 import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
@@ -83,6 +84,7 @@ export function createBatchService(o: BatchOptions) {
       const a = await postWebhook(o.fetch, o.clock, d.webhook, body);
       if (d.logWebhookEvents) await o.logs.record(trx, d.id, d.webhook.endpoint, body, a, attempt);
       if (a.delivered) {
+        for (const r of rows) metrics.webhookLatency.observe(Math.max(0, Date.now() - r.createdAt.getTime()) / 1000);
         await outbox.markDelivered(
           trx,
           rows.map((r) => r.id),

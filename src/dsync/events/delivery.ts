@@ -27,6 +27,7 @@
  */
 import { withTx } from '../../core/db/tx.ts';
 import { enqueue } from '../../core/jobs/enqueue.ts';
+import { metrics } from '../../core/observability/metrics.ts';
 import { createKeepAlive } from '../../core/safe-fetch.ts';
 import * as outbox from '../store/outbox.ts';
 import { wireEvent } from './payload.ts';
@@ -114,6 +115,7 @@ export function createDeliveryService(o: DeliveryOptions) {
         for (const row of rows) {
           const body = JSON.stringify(wireEvent(row));
           const a = await postWebhook(o.fetch, o.clock, target, body, keepAlive);
+          if (a.delivered) metrics.webhookLatency.observe(Math.max(0, Date.now() - row.createdAt.getTime()) / 1000);
           if (directory.logWebhookEvents)
             await o.logs.record(o.db, directory.id, target.endpoint, body, a, job.attempt);
           if (!a.delivered) {

@@ -1,13 +1,30 @@
 /**
- * `/api/v1/dsync/events` (webhook logs, Jackson pages/api/v1/dsync/events/{index,[eventId]}.ts),
+ * The events API (`/api/v1/dsync/{id}/events`, `/api/v1/dsync/events/feed`), `/api/v1/dsync/events` (webhook logs, Jackson pages/api/v1/dsync/events/{index,[eventId]}.ts),
  * `/api/v1/dsync/cron/process-events` (batch mode) and `/api/v1/dsync/webhooks/retry`.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { allow, bodyObject, pageParams, param, scopeParams } from '../v1-handlers.ts';
 import type { BatchService } from './batch.ts';
+import type { EventFeedService } from './feed.ts';
 import type { WebhookLogsService } from './logs.ts';
 import type { RetryService } from './retry.ts';
+
+/**
+ * The events API (events/feed.ts): `GET /api/v1/dsync/{directoryId}/events?after&limit` and
+ * `GET /api/v1/dsync/events/feed?tenant&product&after&limit` → `{data, cursor, has_more}`.
+ */
+export function feedRoutes(r: Router, s: { feed: EventFeedService }): void {
+  r.get('/events/feed', async (ctx: Context) => {
+    const { tenant, product } = scopeParams(ctx);
+    ctx.body = await s.feed.list({ tenant, product }, param(ctx, 'after'), param(ctx, 'limit'));
+  });
+  allow(r, '/events/feed', ['GET']);
+  r.get('/:directoryId/events', async (ctx: Context) => {
+    ctx.body = await s.feed.list({ directoryId: ctx.params.directoryId }, param(ctx, 'after'), param(ctx, 'limit'));
+  });
+  allow(r, '/:directoryId/events', ['GET']);
+}
 
 export function eventRoutes(r: Router, s: { webhookLogs: WebhookLogsService }): void {
   /** GET /api/v1/dsync/events?tenant&product|directoryId: `{data}`, newest first. */

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import type { Db, Executor } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
+import { dsyncError } from '../errors.ts';
 import * as store from '../store/webhook-logs.ts';
 import { directoryIdOrNil, isUuid, type PageParams, page, type Scope, type ScopeQuery } from '../types.ts';
 import type { WebhookAttempt } from './webhook.ts';
@@ -51,7 +52,13 @@ const logScope = (s: Scope): store.LogScope => ({
 export const PURGE_BATCH = 1000;
 export const PURGE_BATCHES_PER_RUN = 50;
 
-export function createWebhookLogsService(o: { db: Db; clock: Clock; directories: DirectoriesService; ttlMs: number }) {
+export function createWebhookLogsService(o: {
+  db: Db;
+  clock: Clock;
+  directories: DirectoriesService;
+  ttlMs: number;
+  pageLimit?: number;
+}) {
   /** Records one attempt (the caller checked `log_webhook_events`). */
   async function record(
     exec: Executor,
@@ -75,10 +82,55 @@ export function createWebhookLogsService(o: { db: Db; clock: Clock; directories:
     });
   }
 
+  /**
+   * Jackson's `log(directory, event, status)`: records a delivery the embedder made itself (the
+   * directory must be in the scope; 404 otherwise). `delivered` is true for a 2xx status (Jackson:
+   * 200 only).
+   */
+  async function log(
+    q: ScopeQuery,
+    directory: { id?: unknown; webhook?: { endpoint?: unknown } } | undefined,
+    payload: unknown,
+    status: unknown,
+  ): Promise<WebhookLogRecord> {
+    const scope = await o.directories.resolveScope(q);
+    const d = typeof directory?.id === 'string' ? await o.directories.load(directory.id) : undefined;
+    if (!d || d.tenant !== scope.tenant || d.product !== scope.product)
+      throw dsyncError(404, 'Directory configuration not found.');
+    const code = Number.isInteger(status) ? (status as number) : 500;
+    const now = o.clock.now();
+    const row = {
+      id: randomUUID(),
+      directoryId: d.id,
+      // Jackson logs the endpoint of the directory object it is given.
+      endpoint: typeof directory?.webhook?.endpoint === 'string' ? directory.webhook.endpoint : d.webhook.endpoint,
+      body: JSON.stringify(payload ?? null),
+      statusCode: code,
+      delivered: code >= 200 && code < 300,
+      error: null,
+      attempt: 1,
+      createdAt: now,
+      completedAt: now,
+    };
+    await store.insertLog(o.db, row);
+    return {
+      id: row.id,
+      directory_id: row.directoryId,
+      webhook_endpoint: row.endpoint,
+      payload: payload ?? null,
+      status_code: row.statusCode,
+      delivered: row.delivered,
+      error: null,
+      attempt: 1,
+      created_at: now.toISOString(),
+      completed_at: now.toISOString(),
+    };
+  }
+
   /** Newest first, pages of at most 50 (Jackson's `getAll`). */
   async function list(q: ScopeQuery, p: PageParams = {}): Promise<WebhookLogRecord[]> {
     const scope = await o.directories.resolveScope(q);
-    return (await store.listLogs(o.db, logScope(scope), page(p))).map(toRecord);
+    return (await store.listLogs(o.db, logScope(scope), page(p, o.pageLimit))).map(toRecord);
   }
 
   /** The log or null (Jackson's `get`). */
@@ -114,7 +166,7 @@ export function createWebhookLogsService(o: { db: Db; clock: Clock; directories:
     return { deleted, more: true };
   }
 
-  return { record, list, get, remove, deleteAll, purge };
+  return { record, log, list, get, remove, deleteAll, purge };
 }
 
 export type WebhookLogsService = ReturnType<typeof createWebhookLogsService>;

@@ -25,9 +25,12 @@ export const groupRecord = (g: DsyncGroup): GroupRecord => ({ id: g.id, name: g.
 export function envelope(
   type: DirectorySyncEventType,
   directory: Pick<Directory, 'id' | 'tenant' | 'product'>,
-  subject: { user?: DsyncUser; group?: DsyncGroup },
+  subject: { user?: DsyncUser; group?: DsyncGroup; userId?: string },
 ): DirectorySyncEvent {
   const base = { event: type, tenant: directory.tenant, product: directory.product, directory_id: directory.id };
+  // A member that is not (yet) a user: what is known, its id and the group.
+  if (type === 'group.user_added' && !subject.user && subject.userId && subject.group)
+    return { ...base, data: { id: subject.userId, group: groupRecord(subject.group) } };
   if (type.startsWith('user.') && subject.user) return { ...base, data: userRecord(subject.user) };
   if ((type === 'group.user_added' || type === 'group.user_removed') && subject.user && subject.group)
     return { ...base, data: { ...userRecord(subject.user), group: groupRecord(subject.group) } };

@@ -44,6 +44,12 @@ export interface DeliveryPolicy {
   /** `dsync.webhook.max_attempts` of each delivery job. */
   maxAttempts: number;
   now(): Date;
+  /**
+   * false: the events are written (events API, callbacks) but no webhook delivery is queued. Set
+   * when a library caller's callback is the event sink (Jackson's `dsync.callback` replaces
+   * webhooks). Default true.
+   */
+  webhooks?: boolean;
 }
 
 export interface EventBatch {
@@ -53,7 +59,7 @@ export interface EventBatch {
   readonly pending: DirectorySyncEvent[];
   /** After `persistEvents`: the events as delivered, in order. */
   readonly events: WebhookEvent[];
-  add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup }): void;
+  add(type: DirectorySyncEventType, subject: { user?: DsyncUser; group?: DsyncGroup; userId?: string }): void;
 }
 
 function eventBatch(directory: Directory, policy: DeliveryPolicy): EventBatch {
@@ -95,7 +101,8 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   const policy = batch.policy;
   const createdAt = policy.now();
   const events = batch.pending.map((payload) => ({ id: randomUUID(), event: payload.event, payload }));
-  const delivered = hasWebhook(directory);
+  // An embedder's callback as the event sink (policy.webhooks false) means no webhook for these events.
+  const delivered = policy.webhooks !== false && hasWebhook(directory);
   const outbox = !delivered ? 'none' : policy.batchMode ? 'batch' : 'realtime';
   const written = await writeEvents(trx, {
     directoryId: directory.id,

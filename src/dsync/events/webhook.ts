@@ -7,6 +7,7 @@
  * not followed (a webhook that redirects is misconfigured; the attempt fails with the 3xx).
  * Any 2xx is delivered. Errors never contain the secret or an address.
  */
+import { metrics } from '../../core/observability/metrics.ts';
 import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
 import type { Db } from '../../core/db/tx.ts';
@@ -50,6 +51,7 @@ export function undeliverable(d: Directory | undefined): string | undefined {
 /** Jackson's response size limit (`maxContentLength`). */
 const MAX_RESPONSE_BYTES = 1_000_000;
 
+/** One POST of a signed event body; every attempt is counted in `gatehouse_webhook_deliveries_total`. */
 export async function postWebhook(
   fetch: SafeFetch,
   clock: Clock,
@@ -73,6 +75,7 @@ export async function postWebhook(
       keepAlive,
     });
     const delivered = res.status >= 200 && res.status < 300;
+    metrics.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : 'failed' });
     return {
       delivered,
       status: res.status,
@@ -81,6 +84,7 @@ export async function postWebhook(
       completedAt: clock.now(),
     };
   } catch (e) {
+    metrics.webhookDeliveries.inc({ outcome: 'failed' });
     const error = e instanceof SafeFetchError ? e.message : 'the webhook request failed';
     return { delivered: false, status: 500, error, startedAt, completedAt: clock.now() };
   }

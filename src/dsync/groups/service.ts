@@ -13,7 +13,11 @@ import { eq, storeScope } from '../users/service.ts';
 
 export type GroupWithMembers = GroupRecord & { members: { group_id: string; user_id: string }[] };
 
-export function createGroupsService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
+export function createGroupsService(o: {
+  db: Db;
+  resolveScope: (q: ScopeQuery) => Promise<Scope>;
+  pageLimit?: number;
+}) {
   /** The group with this id in the scope (the newest, if several directories hold one). */
   async function find(scope: Scope, id: unknown): Promise<DsyncGroup | undefined> {
     if (typeof id !== 'string' || id === '') return undefined;
@@ -23,7 +27,7 @@ export function createGroupsService(o: { db: Db; resolveScope: (q: ScopeQuery) =
 
   async function list(q: ScopeQuery, p: PageParams = {}): Promise<GroupRecord[]> {
     const scope = await o.resolveScope(q);
-    const r = await groups.listGroups(o.db, storeScope(scope), page(p));
+    const r = await groups.listGroups(o.db, storeScope(scope), page(p, o.pageLimit));
     return r.groups.map(groupRecord);
   }
 
@@ -39,7 +43,9 @@ export function createGroupsService(o: { db: Db; resolveScope: (q: ScopeQuery) =
   async function getMembers(q: ScopeQuery, p: PageParams & { groupId?: unknown }): Promise<{ user_id: string }[]> {
     const g = await find(await o.resolveScope(q), p.groupId);
     if (!g) return [];
-    return (await members.listMemberIds(o.db, g.directoryId, g.id, page(p))).map((user_id) => ({ user_id }));
+    return (await members.listMemberIds(o.db, g.directoryId, g.id, page(p, o.pageLimit))).map((user_id) => ({
+      user_id,
+    }));
   }
 
   /** Jackson's `search(displayName, directoryId)` (case-insensitive here). */

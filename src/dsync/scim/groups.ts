@@ -1,8 +1,8 @@
 /**
  * SCIM `/Groups` semantics (Jackson DirectoryGroups, spec/dsync.md §3.4, §3.8), scoped to one
  * directory. Differences from Jackson, on purpose: members sent with POST and PUT are stored, ops
- * are case-insensitive and `replace`/`remove` of `members` are honoured (Q10), and a member that
- * is not a user of the directory is ignored without an event, as is re-adding a member (Q7).
+ * are case-insensitive and `replace`/`remove` of `members` are honoured (Q10), and re-adding a
+ * member makes no event (Q7). A member that is not (yet) a user is kept (see addMembers).
  * Responses keep Jackson's shape, `members: []` included.
  */
 import { randomUUID } from 'node:crypto';
@@ -13,7 +13,7 @@ import type { EventBatch } from '../events/service.ts';
 import * as groups from '../store/groups.ts';
 import * as members from '../store/members.ts';
 import { findUsers, lockNames } from '../store/users.ts';
-import type { Directory, DsyncGroup, Raw } from '../types.ts';
+import type { Directory, DsyncGroup, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody } from './attributes.ts';
 import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';
 import { LIST_RESPONSE, type ListQuery } from './users.ts';
@@ -50,16 +50,38 @@ export async function loadGroup(
   return g;
 }
 
+/**
+ * Adds the members: `group.user_added` per new membership. A member that is not (yet) a user of
+ * the directory is kept too (Jackson keeps it), with an event carrying what is known (`{id, group}`);
+ * when that user is created, `group.user_added` follows with the user's data (resolveMemberships).
+ */
 async function addMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
   const known = await findUsers(trx, group.directoryId, ids);
   const byId = new Map(known.map((u) => [u.id, u]));
-  const added = await members.addMembers(
-    trx,
-    group.directoryId,
-    group.id,
-    ids.filter((id) => byId.has(id)),
+  const added = await members.addMembers(trx, group.directoryId, group.id, ids);
+  for (const id of added) {
+    const user = byId.get(id);
+    batch.add('group.user_added', user ? { user, group } : { userId: id, group });
+  }
+}
+
+/** A user appeared: the memberships made before it are now complete, `group.user_added` each. */
+export async function resolveMemberships(trx: Executor, user: DsyncUser, batch: EventBatch): Promise<void> {
+  const pending = await members.membershipsOf(trx, user.directoryId, [user.id]);
+  if (!pending.length) return;
+  const byId = new Map(
+    (
+      await groups.findGroups(
+        trx,
+        user.directoryId,
+        pending.map((m) => m.groupId),
+      )
+    ).map((g) => [g.id, g]),
   );
-  for (const id of added) batch.add('group.user_added', { user: byId.get(id)!, group });
+  for (const m of pending) {
+    const group = byId.get(m.groupId);
+    if (group) batch.add('group.user_added', { user, group });
+  }
 }
 
 async function removeMembers(trx: Executor, group: DsyncGroup, ids: string[] | undefined, batch: EventBatch) {
@@ -71,7 +93,7 @@ async function removeMembers(trx: Executor, group: DsyncGroup, ids: string[] | u
   }
 }
 
-/** Makes the group's members exactly `ids` (the existing users among them). */
+/** Makes the group's members exactly `ids`. */
 async function setMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
   const current = await members.listMemberIds(trx, group.directoryId, group.id);
   const wanted = new Set(ids);

@@ -2,7 +2,8 @@
  * SCIM v2 routes for identity providers (Jackson pages/api/scim/v2.0/[...directory].ts):
  * `/api/scim/v2.0/{directoryId}/{Users|Groups}[/{resourceId}]`, any method, `Authorization: Bearer
  * <scim.secret>`. Entra ID's `?aadOptscim062020` query is accepted and ignored. Errors render as
- * RFC 7644 SCIM errors (the path prefix sets the error family before the body is parsed).
+ * RFC 7644 SCIM errors (the path prefix sets the error family before the body is parsed). Bodies
+ * are read as JSON with either `application/scim+json` or `application/json`.
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
@@ -32,7 +33,9 @@ export function scimRoutes(r: Router, s: { scim: ScimService }): void {
       },
     });
     ctx.status = r.status;
-    ctx.type = 'application/scim+json';
+    // RFC 7644 §3.1: application/scim+json, unless the client asks for application/json only
+    // (Jackson always answered application/json; clients that ask for it get it).
+    ctx.type = ctx.accepts('application/scim+json', 'application/json') || 'application/scim+json';
     ctx.body = r.data ?? {};
   };
   r.all(`${SCIM_PREFIX}/:directoryId/:resourceType`, handleScimRequest);

@@ -9,9 +9,13 @@
  * directory is read once per request, before the transaction, with its SCIM secret the only sealed
  * value opened. Errors are thrown as SCIM AppErrors.
  */
+import { audit } from '../../core/audit/events.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import { isDataException, isForeignKeyViolation, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import { AppError } from '../../core/errors.ts';
+import { metrics } from '../../core/observability/metrics.ts';
+import { setActor } from '../../core/observability/scope.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from '../events/service.ts';
@@ -33,27 +37,46 @@ type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise
 const MAX_START = 2 ** 31;
 
 /** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
-function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query']): users.ListQuery {
+function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = PAGE_LIMIT): users.ListQuery {
   const start = Number(q?.startIndex);
   const count = Number(q?.count);
   const filter = typeof q?.filter === 'string' && q.filter.trim() !== '' ? q.filter : undefined;
   return {
     startIndex: Number.isInteger(start) && start >= 1 ? Math.min(start, MAX_START) : 1,
-    count: Number.isInteger(count) && count > 0 && count <= PAGE_LIMIT ? count : PAGE_LIMIT,
+    count: Number.isInteger(count) && count > 0 && count <= max ? count : max,
     filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
   };
 }
 
-export function createScimService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
+const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function createScimService(o: {
+  db: Db;
+  directories: DirectoriesService;
+  delivery: DeliveryPolicy;
+  pageLimit?: number;
+}) {
   /**
    * Runs a write: change, events, commit. A unique violation is a 409; a directory deleted
    * meanwhile is a 404, one deactivated meanwhile the deactivated answer (nothing changed).
    */
-  async function write(kind: ResourceKind, directory: Directory, fn: Write): Promise<ScimResult> {
+  async function write(
+    kind: ResourceKind,
+    directory: Directory,
+    fn: Write,
+    policy: DeliveryPolicy,
+  ): Promise<ScimResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await withTx(o.db, async (trx) => {
-          const { value, events } = await withEvents(trx, directory, o.delivery, (batch) => fn(trx, directory, batch));
+          const { value, events } = await withEvents(trx, directory, policy, (batch) => fn(trx, directory, batch));
+          if (events.length)
+            await audit(trx, {
+              type: 'dsync.scim.change',
+              actor: { kind: 'directory', id: directory.id },
+              target: { kind: kind === 'users' ? 'user' : 'group', id: String(events[0]?.data?.id ?? '') },
+              details: { directory_type: directory.type, events: events.map((e) => e.event) },
+            });
           return { ...value, events };
         });
       } catch (e) {
@@ -74,37 +97,50 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     }
   }
 
-  async function usersRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
-    if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query));
+  async function usersRequest(
+    d: Directory,
+    method: string,
+    id: string | undefined,
+    req: DirectorySyncRequest,
+    policy: DeliveryPolicy,
+  ) {
+    if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query, o.pageLimit));
     if (id) {
       // A write loads the resource once, in its transaction (404 there); other methods load it here.
       const load = async (db: Executor) => users.loadUser(db, d, id, db !== o.db);
       if (method === 'PUT')
-        return write('users', d, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b));
+        return write('users', d, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b), policy);
       if (method === 'PATCH')
-        return write('users', d, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b));
+        return write('users', d, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b), policy);
       if (method === 'DELETE')
-        return write('users', d, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b));
+        return write('users', d, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b), policy);
       const current = await load(o.db);
       if (method === 'GET') return { status: 200, data: current.raw };
     }
-    if (method === 'POST') return write('users', d, (t, dir, b) => users.createUser(t, dir, req.body, b));
+    if (method === 'POST') return write('users', d, (t, dir, b) => users.createUser(t, dir, req.body, b), policy);
     throw scimError(404, 'Not found');
   }
 
-  async function groupsRequest(d: Directory, method: string, id: string | undefined, req: DirectorySyncRequest) {
-    if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query));
+  async function groupsRequest(
+    d: Directory,
+    method: string,
+    id: string | undefined,
+    req: DirectorySyncRequest,
+    policy: DeliveryPolicy,
+  ) {
+    if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query, o.pageLimit));
     if (id) {
       const load = async (db: Executor) => groups.loadGroup(db, d, id, db !== o.db);
       if (method === 'PUT')
-        return write('groups', d, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b));
+        return write('groups', d, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b), policy);
       if (method === 'PATCH')
-        return write('groups', d, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b));
-      if (method === 'DELETE') return write('groups', d, async (t, _d, b) => groups.deleteGroup(t, await load(t), b));
+        return write('groups', d, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b), policy);
+      if (method === 'DELETE')
+        return write('groups', d, async (t, _d, b) => groups.deleteGroup(t, await load(t), b), policy);
       const current = await load(o.db);
       if (method === 'GET') return groups.getGroup(current);
     }
-    if (method === 'POST') return write('groups', d, (t, dir, b) => groups.createGroup(t, dir, req.body, b));
+    if (method === 'POST') return write('groups', d, (t, dir, b) => groups.createGroup(t, dir, req.body, b), policy);
     throw scimError(404, 'Not found');
   }
 
@@ -112,11 +148,30 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
    * Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). `trusted` is for
    * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
    * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
+   * `webhooks: false`: the events are stored but no webhook is queued (a library callback is the
+   * event sink).
    */
-  async function handle(req: DirectorySyncRequest, opts: { trusted?: boolean } = {}): Promise<ScimResult> {
+  async function handle(
+    req: DirectorySyncRequest,
+    opts: { trusted?: boolean; webhooks?: boolean } = {},
+  ): Promise<ScimResult> {
+    const policy = opts.webhooks === false ? { ...o.delivery, webhooks: false } : o.delivery;
+    const seen: { type?: string } = {};
+    const count = (status: number) =>
+      metrics.scimOperations.inc({
+        directory_type: seen.type ?? 'unknown',
+        resource: ['users', 'groups'].includes(String(req.resourceType).toLowerCase())
+          ? String(req.resourceType).toLowerCase()
+          : 'other',
+        operation: SCIM_METHODS.has(String(req.method).toUpperCase()) ? String(req.method).toUpperCase() : 'OTHER',
+        outcome: String(status),
+      });
     try {
-      return await dispatch(req, opts.trusted === true);
+      const r = await dispatch(req, opts.trusted === true, policy, seen);
+      count(r.status);
+      return r;
     } catch (e) {
+      count(e instanceof AppError ? e.status : isDataException(e) ? 400 : 500);
       // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
       if (isDataException(e))
         throw scimError(400, 'The request contains a value that cannot be stored.', 'invalidValue');
@@ -124,22 +179,29 @@ export function createScimService(o: { db: Db; directories: DirectoriesService; 
     }
   }
 
-  async function dispatch(req: DirectorySyncRequest, trusted: boolean): Promise<ScimResult> {
+  async function dispatch(
+    req: DirectorySyncRequest,
+    trusted: boolean,
+    policy: DeliveryPolicy,
+    seen: { type?: string },
+  ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
     const directory = await o.directories.load(String(req.directoryId ?? ''));
     if (!directory) throw scimError(404, 'Directory configuration not found.');
     const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
     const ok = safeEqual(directory.scim.secret, secret) && isScimType(directory.type) && directory.scim.secret !== '';
+    seen.type = directory.type;
     if (!ok && !trusted) throw scimError(401, 'Unauthorized');
+    setActor({ kind: 'directory', id: directory.id });
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
     if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');
     const r =
       kind === 'users'
-        ? await usersRequest(directory, method, id, req)
-        : await groupsRequest(directory, method, id, req);
+        ? await usersRequest(directory, method, id, req, policy)
+        : await groupsRequest(directory, method, id, req, policy);
     return 'events' in r ? (r as ScimResult) : { ...r, events: [] };
   }
 

@@ -11,6 +11,7 @@ import * as users from '../store/users.ts';
 import type { Directory, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody, userAttributes, userRaw } from './attributes.ts';
 import type { Predicate } from './filter.ts';
+import { resolveMemberships } from './groups.ts';
 import { applyPatch, explicitEmail, patchOperations, userOperations } from './patch.ts';
 
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -40,6 +41,7 @@ export async function createUser(trx: Executor, directory: Directory, body: unkn
   if (requested && (await users.findUser(trx, directory.id, requested))) throw exists();
   await users.insertUser(trx, user);
   batch.add('user.created', { user });
+  await resolveMemberships(trx, user, batch);
   return { status: 201, data: user.raw };
 }
 

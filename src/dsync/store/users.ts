@@ -47,8 +47,20 @@ export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
     .execute();
 }
 
+/** Deletes the user and its group memberships (without events: Q8). */
 export async function deleteUser(db: Executor, directoryId: string, id: string): Promise<void> {
   await db.deleteFrom('dsync_users').where('directory_id', '=', directoryId).where('id', '=', id).execute();
+  await deleteMemberships(db, directoryId, [id]);
+}
+
+/** Memberships of these users (they may exist before the user does; see members.ts). */
+async function deleteMemberships(db: Executor, directoryId: string, userIds: string[]): Promise<void> {
+  if (!userIds.length) return;
+  await db
+    .deleteFrom('dsync_group_members')
+    .where('directory_id', '=', directoryId)
+    .where('user_id', 'in', userIds)
+    .execute();
 }
 
 /** A user of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
@@ -169,7 +181,7 @@ export async function listUserIds(db: Executor, directoryId: string, afterId: st
   return rows.map((r) => r.id);
 }
 
-/** Deletes these users (their memberships go by foreign key); returns them as they were, in id order. */
+/** Deletes these users and their memberships; returns them as they were, in id order. */
 export async function deleteUsers(db: Executor, directoryId: string, ids: string[]): Promise<DsyncUser[]> {
   if (!ids.length) return [];
   const rows = await db
@@ -178,6 +190,11 @@ export async function deleteUsers(db: Executor, directoryId: string, ids: string
     .where('id', 'in', ids)
     .returningAll()
     .execute();
+  await deleteMemberships(
+    db,
+    directoryId,
+    rows.map((r) => r.id),
+  );
   return rows.map(toUser).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 

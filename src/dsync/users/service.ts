@@ -39,10 +39,10 @@ export const eq = (column: string, value: string, exact: boolean): Predicate => 
   value,
 });
 
-export function createUsersService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope> }) {
+export function createUsersService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope>; pageLimit?: number }) {
   async function list(q: ScopeQuery, p: PageParams = {}): Promise<ManagedUser[]> {
     const scope = await o.resolveScope(q);
-    const { users } = await store.listUsers(o.db, storeScope(scope), page(p));
+    const { users } = await store.listUsers(o.db, storeScope(scope), page(p, o.pageLimit));
     return users.map(managedUser);
   }
 

@@ -10,6 +10,7 @@ import { paginationSecrets } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
+import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
@@ -77,6 +78,7 @@ export function createClientService(
       valid,
       strict ? core.fetch.oauth2Dynamic : core.fetch.oauth2,
       strict || config.clients.http.disallow_private_ip_ranges,
+      { opaqueErrors: dynamic },
     );
     return valid;
   };
@@ -116,11 +118,18 @@ export function createClientService(
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
-    await store.insertClient(db, nid, {
-      client,
-      secretHash,
-      registrationSignature: reg.signature,
-      dynamic: opts.dynamic,
+    await withTx(db, async (trx) => {
+      await store.insertClient(trx, nid, {
+        client,
+        secretHash,
+        registrationSignature: reg.signature,
+        dynamic: opts.dynamic,
+      });
+      await audit(trx, {
+        type: 'oauth2.client.created',
+        target: { kind: 'client', id: client.client_id },
+        details: { dynamic: !!opts.dynamic },
+      });
     });
     return {
       client,
@@ -180,6 +189,9 @@ export function createClientService(
       registrationSignature: registrationSignature ?? old.registrationSignature,
       dynamic: old.dynamic ?? false,
     });
+    const target = { kind: 'client', id: client.client_id };
+    await audit(trx, { type: 'oauth2.client.updated', target });
+    if (valid.client_secret) await audit(trx, { type: 'oauth2.client.secret_rotated', target });
     return { client, secret: valid.client_secret || undefined };
   }
 
@@ -225,6 +237,7 @@ export function createClientService(
       if (!old) throw dbNotFound();
       const client: Client = { ...old.client, ...lifespans, updated_at: now() };
       await store.replaceClient(trx, nid, { ...old, client });
+      await audit(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id }, details: { lifespans: true } });
       return client;
     });
   }
@@ -234,6 +247,7 @@ export function createClientService(
     await withTx(db, async (trx) => {
       if (!(await store.deleteClientById(trx, nid, id))) throw dbNotFound();
       await deleteTokensOfClient(trx, id);
+      await audit(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });
     });
   }
 

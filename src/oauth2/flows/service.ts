@@ -1,8 +1,9 @@
 /**
  * The admin side of the headless login/consent model: read a challenge, accept or reject it. Each
  * answer is a new verifier appended to the original authorization URL (`redirect_to`). Nothing is
- * written here; the verifier carries the result back through the browser.
+ * written here but the audit event; the verifier carries the result back through the browser.
  */
+import { audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -92,6 +93,12 @@ export function createFlowsService(d: FlowsDeps) {
         },
       };
       delete next.loginError;
+      await audit(d.db, {
+        type: 'oauth2.login.accepted',
+        actor: { kind: 'subject', id: body.subject },
+        target: { kind: 'client', id: s.clientId },
+        details: { remember: next.login?.remember ?? false, skipped: !!s.loginSkip },
+      });
       return { redirect_to: withParam(s.requestUrl, 'login_verifier', await d.codec.seal('login_verifier', next)) };
     },
 
@@ -100,6 +107,12 @@ export function createFlowsService(d: FlowsDeps) {
       const s = await open('login_challenge', challenge);
       const next: FlowState = { ...s, subject: '', authTime: 0, loginError: denied(body, 'login request denied') };
       delete next.login;
+      await audit(d.db, {
+        type: 'oauth2.login.rejected',
+        target: { kind: 'client', id: s.clientId },
+        outcome: 'failure',
+        details: { error: next.loginError?.error },
+      });
       return { redirect_to: withParam(s.requestUrl, 'login_verifier', await d.codec.seal('login_verifier', next)) };
     },
 
@@ -126,6 +139,12 @@ export function createFlowsService(d: FlowsDeps) {
         },
       };
       delete next.consentError;
+      await audit(d.db, {
+        type: 'oauth2.consent.granted',
+        actor: { kind: 'subject', id: s.subject },
+        target: { kind: 'client', id: s.clientId },
+        details: { scope: body.grant_scope, remember: body.remember },
+      });
       return { redirect_to: withParam(s.requestUrl, 'consent_verifier', await d.codec.seal('consent_verifier', next)) };
     },
 
@@ -134,6 +153,13 @@ export function createFlowsService(d: FlowsDeps) {
       const s = await open('consent_challenge', challenge);
       const next: FlowState = { ...s, consentError: denied(body, 'consent request denied') };
       delete next.consent;
+      await audit(d.db, {
+        type: 'oauth2.consent.rejected',
+        actor: { kind: 'subject', id: s.subject },
+        target: { kind: 'client', id: s.clientId },
+        outcome: 'failure',
+        details: { error: next.consentError?.error },
+      });
       return { redirect_to: withParam(s.requestUrl, 'consent_verifier', await d.codec.seal('consent_verifier', next)) };
     },
   };

@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../../core/db/schema.ts';
-import { withTx } from '../../core/db/tx.ts';
+import { audit } from '../../core/audit/events.ts';
+import { type Executor, withTx } from '../../core/db/tx.ts';
 import { AppError, badRequest, HERODOT, notFound } from '../../core/errors.ts';
 import { deleteKey, deleteSet, findKey, insertKeys, listKeys } from '../store/jwks.ts';
 import { defaultUseOf, generateJwk, isSupportedAlg } from './generate.ts';
@@ -67,6 +68,8 @@ function parseJwk(raw: Record<string, unknown>, fallbackKid?: string): Jwk & { k
 }
 
 export function createJwkService(d: JwkServiceDeps): JwkService {
+  const changed = (exec: Executor, set: string, change: string, kid?: string) =>
+    audit(exec, { type: 'oauth2.jwk.set_changed', target: { kind: 'key_set', id: set }, details: { change, kid } });
   const openAll = async (set: string) => (await listKeys(d.db, d.nid, set)).map((r) => d.sealer.open(r));
 
   return {
@@ -78,7 +81,10 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
       const kid = input.kid || randomUUID();
       checkName('kid', kid);
       const jwk = (await generateJwk(input.alg, { kid, use })) as Jwk & { kid: string };
-      await insertKeys(d.db, d.nid, [d.sealer.seal(set, jwk, d.clock.now())]);
+      await withTx(d.db, async (trx) => {
+        await insertKeys(trx, d.nid, [d.sealer.seal(set, jwk, d.clock.now())]);
+        await changed(trx, set, 'key_generated', kid);
+      });
       d.provider.forget(set);
       return { keys: [jwk] };
     },
@@ -106,6 +112,7 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
       await withTx(d.db, async (trx) => {
         await deleteSet(trx, d.nid, set);
         await insertKeys(trx, d.nid, rows);
+        await changed(trx, set, 'set_replaced');
       });
       d.provider.forget(set);
       return { keys };
@@ -117,18 +124,25 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
       await withTx(d.db, async (trx) => {
         await deleteKey(trx, d.nid, set, jwk.kid);
         await insertKeys(trx, d.nid, [d.sealer.seal(set, jwk, d.clock.now())]);
+        await changed(trx, set, 'key_replaced', jwk.kid);
       });
       d.provider.forget(set);
       return jwk;
     },
 
     async deleteKeySet(set) {
-      await deleteSet(d.db, d.nid, set);
+      await withTx(d.db, async (trx) => {
+        await deleteSet(trx, d.nid, set);
+        await changed(trx, set, 'set_deleted');
+      });
       d.provider.forget(set);
     },
 
     async deleteKey(set, kid) {
-      await deleteKey(d.db, d.nid, set, kid);
+      await withTx(d.db, async (trx) => {
+        await deleteKey(trx, d.nid, set, kid);
+        await changed(trx, set, 'key_deleted', kid);
+      });
       d.provider.forget(set);
     },
   };

@@ -6,6 +6,7 @@
  * makes a second use of the same verifier harmless: it finds no session and only redirects.
  */
 import { AppError } from '../../core/errors.ts';
+import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { hydraBody } from '../../core/http/errors.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -52,6 +53,12 @@ export function createLogoutService(d: LogoutDeps) {
     const ended = await withTx(d.db, async (trx) => {
       // No session: it ended already (a reused verifier, a revocation): nobody is notified twice.
       if (!(await deleteLoginSession(trx, lr.sid))) return undefined;
+      await audit(trx, {
+        type: 'oauth2.logout',
+        actor: { kind: 'subject', id: lr.subject },
+        target: { kind: 'session', id: lr.sid },
+        details: { rp_initiated: lr.rpInitiated },
+      });
       return d.channels.sessionsEnded(trx, [lr.sid]);
     });
     if (!ended) return back;

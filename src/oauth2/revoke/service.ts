@@ -17,6 +17,8 @@ import { deleteAccessTokensOfClient } from '../store/token-families.ts';
 import { deleteTokensOfRequests } from '../store/tokens.ts';
 import { authenticateClient, type ClientAuthDeps, type ClientCredentialsInput } from '../token/client-auth.ts';
 import type { TokenLookup } from '../token/lookup.ts';
+import { audit } from '../../core/audit/events.ts';
+import { withTx } from '../../core/db/tx.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../token/rotation.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
@@ -54,7 +56,15 @@ export function createRevocationService(d: RevocationDeps) {
       if (found.use === 'refresh_token' && !refreshTokenUsable(found.row, d.clock.now(), gracePolicyOf(d.config))) {
         return;
       }
-      await deleteTokensOfRequests(d.db, [found.row.requestId]);
+      await withTx(d.db, async (trx) => {
+        await deleteTokensOfRequests(trx, [found.row.requestId]);
+        await audit(trx, {
+          type: 'oauth2.tokens.revoked',
+          actor: { kind: 'client', id: client.id },
+          target: { kind: 'grant', id: found.row.requestId },
+          details: { token_type: found.use },
+        });
+      });
     },
 
     /** Deletes the client's access tokens; refresh tokens stay (Hydra). @throws 400 without client_id */
@@ -64,7 +74,10 @@ export function createRevocationService(d: RevocationDeps) {
           hint: "Query parameter 'client_id' is not defined but it should have been.",
         });
       }
-      await deleteAccessTokensOfClient(d.db, clientId);
+      await withTx(d.db, async (trx) => {
+        await deleteAccessTokensOfClient(trx, clientId);
+        await audit(trx, { type: 'oauth2.tokens.revoked', target: { kind: 'client', id: clientId } });
+      });
     },
   };
 }

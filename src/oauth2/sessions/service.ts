@@ -8,6 +8,7 @@ import type { Config } from '../../core/config/load.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
+import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -16,7 +17,7 @@ import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
 import type { Logger } from '../../core/log.ts';
 import type { LogoutChannels } from '../logout/channels.ts';
-import { deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
+import { countLoginSessions, deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
 import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
 import { consentSessionView } from './schemas.ts';
 
@@ -62,7 +63,11 @@ export function createSessionsService(d: SessionsDeps) {
   const ring = keyRing(paginationSecrets(d.config), 'pagination');
   const log = d.log.child({ component: 'sessions' });
 
-  async function revokeSubjectSessions(subject: string, signal?: AbortSignal): Promise<LoginSessionRevocation> {
+  async function revokeSubjectSessions(
+    subject: string,
+    signal?: AbortSignal,
+    onBatch?: (deleted: number) => void,
+  ): Promise<LoginSessionRevocation> {
     const size = d.config.oauth2.session_revocation.batch_size;
     const out = { deleted: 0, notified: 0, batches: 0 };
     for (;;) {
@@ -72,6 +77,12 @@ export function createSessionsService(d: SessionsDeps) {
       }
       const batch = await withTx(d.db, async (trx) => {
         const ids = await deleteLoginSessionBatch(trx, subject, size);
+        if (ids.length)
+          await audit(trx, {
+            type: 'oauth2.sessions.revoked',
+            target: { kind: 'subject', id: subject },
+            details: { sessions: ids.length },
+          });
         return { ids, notified: (await d.channels.sessionsEnded(trx, ids)).backchannel };
       });
       // Until a batch finds nothing: a concurrent call may have taken rows this one selected.
@@ -79,6 +90,7 @@ export function createSessionsService(d: SessionsDeps) {
       out.deleted += batch.ids.length;
       out.notified += batch.notified;
       out.batches++;
+      onBatch?.(batch.ids.length);
     }
     log.info(out, 'login sessions revoked');
     return { deleted: out.deleted, notified: out.notified, complete: true };
@@ -121,6 +133,12 @@ export function createSessionsService(d: SessionsDeps) {
         await deleteTokensOfRequests(trx, ids);
         // Consents discarded by `feature_flags.discard_skipped_consents` have no row to find.
         if ('subject' in sel) await deleteTokensOfSubject(trx, sel.subject, sel.clientId);
+        await audit(trx, {
+          type: 'oauth2.consent.revoked',
+          target:
+            'subject' in sel ? { kind: 'subject', id: sel.subject } : { kind: 'consent', id: sel.consentRequestId },
+          details: { client: 'clientId' in sel ? sel.clientId : undefined, consents: ids.length },
+        });
       });
     },
 
@@ -132,10 +150,15 @@ export function createSessionsService(d: SessionsDeps) {
      * repeated call finishes the job. `?sid=` (headless logout) deletes that one session and
      * notifies every client of it over the back-channel. Tokens are kept. @throws 400 without either
      */
+    /** How many login sessions a subject has (progress output). */
+    countLoginSessions: (subject: string) => countLoginSessions(d.db, subject),
+
     async revokeLoginSessions(
       subject: string | undefined,
       sid: string | undefined,
       signal?: AbortSignal,
+      /** Called after each committed batch of a subject's sessions (progress output). */
+      onBatch?: (deleted: number) => void,
     ): Promise<LoginSessionRevocation> {
       if (!subject && !sid) {
         throw oauth2Error('invalid_request', {
@@ -145,11 +168,12 @@ export function createSessionsService(d: SessionsDeps) {
       if (sid) {
         const notified = await withTx(d.db, async (trx) => {
           if (!(await deleteLoginSession(trx, sid))) return undefined;
+          await audit(trx, { type: 'oauth2.sessions.revoked', target: { kind: 'session', id: sid } });
           return (await d.channels.sessionsEnded(trx, [sid])).backchannel;
         });
         return { deleted: notified === undefined ? 0 : 1, notified: notified ?? 0, complete: true };
       }
-      return revokeSubjectSessions(subject as string, signal);
+      return revokeSubjectSessions(subject as string, signal, onBatch);
     },
   };
 }

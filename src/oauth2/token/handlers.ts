@@ -1,8 +1,8 @@
 /** `POST /oauth2/token` (oauth2TokenExchange): RFC 6749 JSON, never cached. */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
+import { countTokenResponse } from '../../core/observability/oauth2.ts';
 import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';
@@ -26,16 +26,18 @@ export function formFields(ctx: Context): Record<string, string> {
   return out;
 }
 
-export function registerTokenRoutes(router: Router, service: TokenService, exposeDebug: boolean): void {
-  router.post('/oauth2/token', async function oauth2TokenExchange(ctx) {
+export function tokenHandlers(service: TokenService, exposeDebug: boolean) {
+  async function oauth2TokenExchange(ctx: Context) {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     try {
-      ctx.body = await service.exchange(formFields(ctx), ctx.get('authorization') || undefined);
+      const form = formFields(ctx);
+      ctx.body = countTokenResponse(form, await service.exchange(form, ctx.get('authorization') || undefined));
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       renderError(ctx, e, { exposeDebug });
     }
     ctx.type = JSON_UTF8;
-  });
+  }
+  return { oauth2TokenExchange };
 }

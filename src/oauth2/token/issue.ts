@@ -9,6 +9,7 @@ import { SignJWT } from 'jose';
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
+import { audit, auditEnabled } from '../../core/audit/events.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
 import { clientGrantTypes } from '../ports.ts';
@@ -230,8 +231,19 @@ export function createTokenIssuer(d: IssuerDeps) {
       response,
       accessSignature: at.signature,
       async save(db) {
-        if (at.row) await insertAccessToken(db, at.row);
-        if (rt) await insertRefreshToken(db, rt.row);
+        const write = async (x: Executor) => {
+          if (at.row) await insertAccessToken(x, at.row);
+          if (rt) await insertRefreshToken(x, rt.row);
+          await audit(x, {
+            type: kind === 'refresh_token' ? 'oauth2.tokens.refreshed' : 'oauth2.tokens.issued',
+            actor: { kind: 'client', id: grant.client.id },
+            target: { kind: 'grant', id: grant.requestId },
+            details: { grant: kind, subject: grant.session.subject, refresh_token_issued: !!rt },
+          });
+        };
+        // The audit row commits with the token rows (machine grants are not in a transaction otherwise).
+        if (auditEnabled() && !db.isTransaction) await db.transaction().execute(write);
+        else await write(db);
       },
     };
   }

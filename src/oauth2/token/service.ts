@@ -1,4 +1,5 @@
 /** `POST /oauth2/token`: authenticate the client, then run the grant handler for `grant_type`. */
+import { countClientAuthFailure } from '../../core/observability/oauth2.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { authenticateClient, type ClientAuthDeps } from './client-auth.ts';
 import { GRANTS, type GrantDeps } from './grants/index.ts';
@@ -17,7 +18,9 @@ export function createTokenService(d: TokenServiceDeps) {
       }
       const grantType = (form.grant_type ?? '').trim();
       if (!grantType) throw oauth2Error('invalid_request', { hint: "Request parameter 'grant_type' is missing" });
-      const client = await authenticateClient(d.clientAuth, { form, authorization });
+      const client = await authenticateClient(d.clientAuth, { form, authorization }).catch(
+        countClientAuthFailure(form, authorization),
+      );
       const grant = GRANTS[grantType];
       if (!grant || !Object.hasOwn(GRANTS, grantType)) throw oauth2Error('invalid_request');
       return grant(d, client, form);

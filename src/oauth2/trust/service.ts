@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.ts';
 import { type Config, paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
+import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, badRequest, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
@@ -102,6 +103,11 @@ export function createTrustService(d: TrustDeps) {
           await insertKeys(trx, d.nid, [d.sealer.seal(grant.keySet, jwk, now)]);
         }
         await insertTrustedIssuer(trx, grant);
+        await audit(trx, {
+          type: 'oauth2.trust.changed',
+          target: { kind: 'trust', id: grant.id },
+          details: { change: 'created', issuer: grant.issuer, scope: grant.scope },
+        });
       });
       return grant;
     },
@@ -138,6 +144,11 @@ export function createTrustService(d: TrustDeps) {
         const t = await deleteTrustedIssuer(trx, key);
         if (!t) throw dbNotFound();
         if ((await countIssuersOfKey(trx, t.keySet, t.keyId)) === 0) await deleteKey(trx, d.nid, t.keySet, t.keyId);
+        await audit(trx, {
+          type: 'oauth2.trust.changed',
+          target: { kind: 'trust', id: key },
+          details: { change: 'deleted', issuer: t.issuer },
+        });
       });
     },
 

@@ -181,10 +181,10 @@ describe('real-time delivery', () => {
     expect(rows[0]?.n).toBe(0);
   });
 
-  it('gives requests.handle callbacks the same objects that are delivered', async () => {
+  it('gives requests.handle callbacks the same objects that are delivered (webhooksWithCallback)', async () => {
     const d = await createDirectory(s, { tenant: 'cb', product: 'p', webhook_url: rx.url, webhook_secret: SECRET });
     const seen: WebhookEvent[] = [];
-    const ctl = s.container.dsync.controller();
+    const ctl = s.container.dsync.controller({ webhooksWithCallback: true });
     const r = await ctl.requests.handle(
       {
         method: 'POST',

@@ -13,7 +13,9 @@
  * succeed exactly as often as the rules allow and every other one is a clean `invalid_grant`.
  */
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
-import { isRetryableTxError, withTx } from '../../../core/db/tx.ts';
+import { audit } from '../../../core/audit/events.ts';
+import { type Executor, isRetryableTxError, withTx } from '../../../core/db/tx.ts';
+import { metrics } from '../../../core/observability/metrics.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { firstDisallowedAudience, scopeStrategy } from '../../scope.ts';
@@ -69,6 +71,18 @@ function checkRefresh(d: GrantDeps, client: FlowClient, row: RefreshRecord): voi
 
 type Outcome = 'rotated' | 'gone' | 'reused';
 
+/** Reuse revokes the grant; the revocation and its audit event commit together. */
+async function revokeReused(exec: Executor, clientId: string, requestId: string): Promise<void> {
+  metrics.refreshReuse.inc();
+  await deleteTokensOfRequests(exec, [requestId]);
+  await audit(exec, {
+    type: 'oauth2.refresh_token.reuse_detected',
+    actor: { kind: 'client', id: clientId },
+    target: { kind: 'grant', id: requestId },
+    outcome: 'failure',
+  });
+}
+
 /** The locked part: re-judge the token, rotate it, store the new pair. */
 async function rotate(
   d: GrantDeps,
@@ -84,7 +98,7 @@ async function rotate(
       if (!locked) return 'gone';
       const now = d.clock.now();
       if (!refreshTokenUsable(locked, now, policy)) {
-        await deleteTokensOfRequests(trx, [requestId]);
+        await revokeReused(trx, locked.clientId, requestId);
         return 'reused';
       }
       await markRefreshTokenUsed(trx, signature, now);
@@ -119,7 +133,7 @@ export async function refreshTokenGrant(
   if (!signature || !row) throw notValid();
   const policy = gracePolicyOf(d.config);
   if (!refreshTokenUsable(row, d.clock.now(), policy)) {
-    await deleteTokensOfRequests(d.db, [row.requestId]);
+    await withTx(d.db, (trx) => revokeReused(trx, row.clientId, row.requestId));
     throw alreadyUsed();
   }
   checkRefresh(d, client, row);

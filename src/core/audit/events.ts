@@ -1,0 +1,129 @@
+/**
+ * Audit events: typed records of what an auditor asks about (who changed a client, who logged in,
+ * which directory changed which user …). `audit(exec, event)` is the one call site helper:
+ *
+ * - it always adds the event to the active trace span (a no-op when tracing is off);
+ * - with `audit.enabled` it inserts a row into `audit_events` through `exec`, which is the caller's
+ *   transaction: the row commits with the change or not at all.
+ *
+ * The request id, the trace id and (unless given) the actor come from the current work scope
+ * (src/core/observability/scope.ts). Every event passes the log sanitiser (src/core/log.ts) before it
+ * is recorded anywhere, so no secret, token or IP address ends up in an audit event.
+ */
+import { trace } from '@opentelemetry/api';
+import { sql } from 'kysely';
+import type { Executor } from '../db/tx.ts';
+import { sanitizeLogValue } from '../log.ts';
+import { metrics } from '../observability/metrics.ts';
+import { type Actor, currentScope, scopeActor } from '../observability/scope.ts';
+
+/** The catalogue (docs/observability.md lists each with its target and details). */
+export const AUDIT_TYPES = [
+  'oauth2.client.created',
+  'oauth2.client.updated',
+  'oauth2.client.deleted',
+  'oauth2.client.secret_rotated',
+  'oauth2.jwk.set_changed',
+  'oauth2.login.accepted',
+  'oauth2.login.rejected',
+  'oauth2.consent.granted',
+  'oauth2.consent.rejected',
+  'oauth2.consent.revoked',
+  'oauth2.tokens.issued',
+  'oauth2.tokens.refreshed',
+  'oauth2.tokens.revoked',
+  'oauth2.refresh_token.reuse_detected',
+  'oauth2.logout',
+  'oauth2.sessions.revoked',
+  'oauth2.trust.changed',
+  'dsync.directory.created',
+  'dsync.directory.changed',
+  'dsync.directory.deleted',
+  'dsync.scim.change',
+  'dsync.webhook.failed_permanently',
+  'dsync.setup_link.used',
+] as const;
+export type AuditType = (typeof AUDIT_TYPES)[number];
+
+export interface AuditTarget {
+  /** `client`, `key_set`, `login_request`, `consent`, `grant`, `subject`, `trust`, `directory`, `user`, `group`, `job`. */
+  kind: string;
+  id?: string;
+}
+
+export type AuditDetails = Record<string, string | number | boolean | string[] | null | undefined>;
+
+export interface AuditEvent {
+  type: AuditType;
+  target: AuditTarget;
+  outcome?: 'success' | 'failure';
+  /** Defaults to the actor of the current scope (admin API caller, SCIM directory, job). */
+  actor?: Actor;
+  details?: AuditDetails;
+}
+
+let enabled = false;
+
+/** Per process, set from `audit.enabled` when the container is built. */
+export function configureAudit(o: { enabled: boolean }): void {
+  enabled = o.enabled;
+}
+
+export const auditEnabled = (): boolean => enabled;
+
+export interface AuditRow {
+  type: AuditType;
+  actor_kind: string;
+  actor_id: string;
+  target_kind: string;
+  target_id: string;
+  outcome: string;
+  request_id: string;
+  trace_id: string;
+  details: Record<string, unknown>;
+}
+
+/** The event as it is recorded: scope filled in, sanitised. */
+export function auditRow(e: AuditEvent): AuditRow {
+  const scope = currentScope();
+  const actor = e.actor ?? scopeActor();
+  const span = trace.getActiveSpan();
+  const details: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e.details ?? {})) if (v !== undefined) details[k] = v;
+  const row = {
+    type: e.type,
+    actor_kind: actor.kind,
+    actor_id: actor.id ?? '',
+    target_kind: e.target.kind,
+    target_id: e.target.id ?? '',
+    outcome: e.outcome ?? 'success',
+    request_id: scope?.requestId ?? '',
+    trace_id: span?.isRecording() ? span.spanContext().traceId : '',
+    details,
+  };
+  // The log rules: secret-bearing keys and token-shaped text redacted, IP addresses removed.
+  return sanitizeLogValue(row) as AuditRow;
+}
+
+/** Records one audit event (span event always; row in `exec`'s transaction when enabled). */
+export async function audit(exec: Executor, e: AuditEvent): Promise<void> {
+  const row = auditRow(e);
+  metrics.auditEvents.inc({ type: row.type });
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) {
+    span.addEvent(`audit ${row.type}`, {
+      'audit.type': row.type,
+      'audit.actor.kind': row.actor_kind,
+      'audit.actor.id': row.actor_id,
+      'audit.target.kind': row.target_kind,
+      'audit.target.id': row.target_id,
+      'audit.outcome': row.outcome,
+      'audit.request_id': row.request_id,
+    });
+  }
+  if (!enabled) return;
+  await sql`insert into audit_events
+    (type, actor_kind, actor_id, target_kind, target_id, outcome, request_id, trace_id, details)
+    values (${row.type}, ${row.actor_kind}, ${row.actor_id}, ${row.target_kind}, ${row.target_id},
+      ${row.outcome}, ${row.request_id}, ${row.trace_id}, ${JSON.stringify(row.details)}::jsonb)`.execute(exec);
+}

@@ -1,0 +1,179 @@
+/**
+ * Tracing with the OpenTelemetry API. The code only ever uses `@opentelemetry/api`: without a
+ * registered SDK every span is a no-op. `startTracing` registers the SDK (tracer provider, an
+ * AsyncLocalStorage context manager, the W3C trace-context propagator) and, for
+ * `tracing.provider: otel`, the OTLP/HTTP exporter; those packages are imported only then.
+ *
+ * What is traced: a server span per HTTP request (route template, method, status), a child span per
+ * SQL statement run through kysely, a client span per outbound request (safe-fetch), and a span per
+ * job run whose parent is the request that enqueued it (the W3C `traceparent` rides in the job
+ * payload under `_trace`), so a SCIM write and its webhook delivery are one trace.
+ */
+import {
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
+
+export const tracer = trace.getTracer('gatehouse');
+
+/** The key under which a job payload carries its trace context. */
+export const TRACE_KEY = '_trace';
+
+export interface TracingConfig {
+  provider: string;
+  service_name: string;
+  providers: { otlp: { server_url: string; insecure: boolean; sampling: { sampling_ratio: number } } };
+}
+
+export interface TracingHandle {
+  shutdown(): Promise<void>;
+}
+
+let active: TracingHandle | undefined;
+
+/**
+ * Registers the SDK. With `exporter` (tests: an in-memory exporter) spans go there; otherwise
+ * `tracing.provider: otel` sends them to `tracing.providers.otlp.server_url` (OTLP over HTTP, path
+ * `/v1/traces`). Returns undefined when tracing is off. Idempotent per process.
+ */
+export async function startTracing(
+  cfg: TracingConfig,
+  opts: { exporter?: SpanExporter; version?: string } = {},
+): Promise<TracingHandle | undefined> {
+  if (active) return active;
+  if (!opts.exporter && cfg.provider !== 'otel') return undefined;
+  const sdk = await import('@opentelemetry/sdk-trace');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  let exporter = opts.exporter;
+  if (!exporter) {
+    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+    const o = cfg.providers.otlp;
+    const base = /^[a-z][a-z0-9+.-]*:\/\//i.test(o.server_url)
+      ? o.server_url
+      : `${o.insecure ? 'http' : 'https'}://${o.server_url || 'localhost:4318'}`;
+    exporter = new OTLPTraceExporter({ url: `${base.replace(/\/+$/, '')}/v1/traces` });
+  }
+  const ratio = cfg.providers.otlp.sampling.sampling_ratio;
+  const provider = new sdk.TracerProvider({
+    resource: resourceFromAttributes({
+      'service.name': cfg.service_name,
+      ...(opts.version ? { 'service.version': opts.version } : {}),
+    }),
+    sampler: new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio) }),
+    spanProcessors: [
+      opts.exporter ? new sdk.SimpleSpanProcessor({ exporter }) : new sdk.BatchSpanProcessor({ exporter }),
+    ],
+  });
+  const manager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(manager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  const handle: TracingHandle = {
+    async shutdown() {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+      if (active === handle) active = undefined;
+    },
+  };
+  active = handle;
+  return handle;
+}
+
+const headerGetter = {
+  keys: (h: Record<string, unknown>) => Object.keys(h),
+  get: (h: Record<string, unknown>, key: string) => {
+    const v = h[key];
+    return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v : undefined;
+  },
+};
+
+/** The parent context of an incoming request (its `traceparent` header), or the root context. */
+export function contextFromHeaders(headers: Record<string, unknown>): Context {
+  return propagation.extract(ROOT_CONTEXT, headers, headerGetter);
+}
+
+/** The active trace context as a small carrier for a job payload, or undefined when nothing is traced. */
+export function traceCarrier(): Record<string, string> | undefined {
+  if (!trace.getSpan(context.active())?.spanContext().traceId) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ? carrier : undefined;
+}
+
+/** Adds the active trace context to a job payload (plain objects only; anything else is unchanged). */
+export function withTraceContext(payload: unknown): unknown {
+  const carrier = traceCarrier();
+  if (!carrier || payload === null || typeof payload !== 'object' || Array.isArray(payload)) return payload;
+  return { ...(payload as Record<string, unknown>), [TRACE_KEY]: carrier };
+}
+
+/** Splits a job payload into its own fields and the context it was enqueued in. */
+export function takeTraceContext(payload: unknown): { payload: unknown; parent: Context } {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload) || !(TRACE_KEY in payload))
+    return { payload, parent: context.active() };
+  const { [TRACE_KEY]: carrier, ...rest } = payload as Record<string, unknown>;
+  const parent =
+    carrier && typeof carrier === 'object'
+      ? propagation.extract(ROOT_CONTEXT, carrier as Record<string, unknown>, headerGetter)
+      : context.active();
+  return { payload: rest, parent };
+}
+
+/** Runs `fn` in a new active span, ending it (with error status on a throw) when `fn` settles. */
+export function inSpan<T>(
+  name: string,
+  o: { kind?: SpanKind; attributes?: Record<string, string | number | boolean>; parent?: Context },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer.startActiveSpan(
+    name,
+    { kind: o.kind ?? SpanKind.INTERNAL, ...(o.attributes ? { attributes: o.attributes } : {}) },
+    o.parent ?? context.active(),
+    async (span) => {
+      try {
+        return await fn(span);
+      } catch (e) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : 'error' });
+        throw e;
+      } finally {
+        span.end();
+      }
+    },
+  );
+}
+
+/** A finished SQL statement as a child span of the active one (kysely reports after the fact). */
+export function recordDbSpan(sqlText: string, durationMs: number, failed: boolean): void {
+  const parent = trace.getSpan(context.active());
+  if (!parent?.isRecording()) return;
+  const end = Date.now();
+  const span = tracer.startSpan(
+    'db.query',
+    {
+      kind: SpanKind.CLIENT,
+      startTime: end - durationMs,
+      attributes: {
+        'db.system.name': 'postgresql',
+        // Statement text only: values are bound parameters ($1 …) and never part of it.
+        'db.query.text': sqlText.length > 2000 ? `${sqlText.slice(0, 2000)}…` : sqlText,
+        'db.operation.name': (/^\s*(\w+)/.exec(sqlText)?.[1] ?? '').toUpperCase(),
+      },
+    },
+    context.active(),
+  );
+  if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end(end);
+}
+
+export { SpanKind, SpanStatusCode, context as otelContext, trace as otelTrace };

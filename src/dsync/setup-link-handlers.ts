@@ -1,0 +1,78 @@
+/**
+ * Setup-link routes (Jackson pages/api/v1/dsync/setuplinks/{index,product}.ts and
+ * pages/api/setup/[token]/**): the Api-Key management routes on the v1 router, and the routes a
+ * tenant's administrator uses with the link's token alone, on the public listener.
+ */
+import type Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import type { SetupLinksService } from './setup-links.ts';
+import { allow, bodyObject, pageParams, param } from './v1-handlers.ts';
+
+export const SETUP_PREFIX = '/api/setup';
+
+/** On the public router (whose errors are SCIM's): these render as Jackson's `{error: {message}}`. */
+async function dsyncFamily(ctx: Context, next: Next) {
+  ctx.state.errorFamily = 'dsync';
+  await next();
+}
+
+export function setupLinkAdminRoutes(r: Router, s: { setupLinks: SetupLinksService }): void {
+  /** POST /api/v1/dsync/setuplinks: 201 `{data: link}` (the existing link unless `regenerate`). */
+  r.post('/setuplinks', async (ctx: Context) => {
+    ctx.status = 201;
+    ctx.body = { data: await s.setupLinks.create(bodyObject(ctx)) };
+  });
+  /** GET /api/v1/dsync/setuplinks?id | ?tenant&product: `{data: link}`. */
+  r.get('/setuplinks', async (ctx: Context) => {
+    const id = param(ctx, 'id');
+    ctx.body = {
+      data: id
+        ? await s.setupLinks.get(id)
+        : await s.setupLinks.byTenantAndProduct(param(ctx, 'tenant'), param(ctx, 'product')),
+    };
+  });
+  /** DELETE /api/v1/dsync/setuplinks?id | ?tenant&product: revokes; `{data: {}}`. */
+  r.delete('/setuplinks', async (ctx: Context) => {
+    await s.setupLinks.remove({ id: param(ctx, 'id'), tenant: param(ctx, 'tenant'), product: param(ctx, 'product') });
+    ctx.body = { data: {} };
+  });
+  allow(r, '/setuplinks', ['GET', 'POST', 'DELETE']);
+
+  /** GET /api/v1/dsync/setuplinks/product?product: `{data: [link], pageToken}`, newest first. */
+  r.get('/setuplinks/product', async (ctx: Context) => {
+    ctx.body = await s.setupLinks.byProduct(param(ctx, 'product'), pageParams(ctx));
+  });
+  allow(r, '/setuplinks/product', ['GET']);
+}
+
+export function setupLinkPublicRoutes(r: Router, s: { setupLinks: SetupLinksService }): void {
+  const setup = () => s.setupLinks.setup;
+  const base = `${SETUP_PREFIX}/:token`;
+  r.get(base, dsyncFamily, async (ctx: Context) => {
+    ctx.body = { data: await setup().describe(ctx.params.token) };
+  });
+  allow(r, base, ['GET']);
+
+  r.get(`${base}/directory-sync`, dsyncFamily, async (ctx: Context) => {
+    ctx.body = { data: await setup().list(ctx.params.token) };
+  });
+  r.post(`${base}/directory-sync`, dsyncFamily, async (ctx: Context) => {
+    ctx.status = 201;
+    ctx.body = { data: await setup().create(ctx.params.token, bodyObject(ctx)) };
+  });
+  allow(r, `${base}/directory-sync`, ['GET', 'POST']);
+
+  const one = `${base}/directory-sync/:directoryId`;
+  r.get(one, dsyncFamily, async (ctx: Context) => {
+    ctx.body = { data: await setup().get(ctx.params.token, ctx.params.directoryId) };
+  });
+  r.patch(one, dsyncFamily, async (ctx: Context) => {
+    await setup().update(ctx.params.token, ctx.params.directoryId, bodyObject(ctx));
+    ctx.body = { data: null };
+  });
+  r.delete(one, dsyncFamily, async (ctx: Context) => {
+    await setup().remove(ctx.params.token, ctx.params.directoryId);
+    ctx.body = { data: null };
+  });
+  allow(r, one, ['GET', 'PATCH', 'DELETE']);
+}
