@@ -3,6 +3,7 @@
  * `defineTask`; the runner binds each one to this process's container, so no task reaches for a
  * global. Signals are handled by the caller (the CLI), which stops the runner before the database.
  */
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import { EventEmitter } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -60,7 +61,31 @@ export interface WorkerOptions {
  * Starts a graphile-worker runner. Its pool registers itself as live (liveness.ts), and the jobs
  * of dead workers are released at start and then every `livenessIntervalMs`.
  */
+let rejectionGuard = false;
+
+/**
+ * graphile-worker 0.18 records a failed job without awaiting the promise (worker.js `failJob(...)`),
+ * so when PostgreSQL is unreachable at that moment the rejection is unhandled, and Node ends the
+ * process: one database outage while a job fails would take a worker (or `serve all`) down. Such
+ * rejections are logged instead; any other unhandled rejection still ends the process as before.
+ */
+function guardDatabaseRejections(log: Logger): void {
+  if (rejectionGuard) return;
+  rejectionGuard = true;
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnavailable(reason)) {
+      log.warn(
+        { code: (reason as { code?: string }).code },
+        'worker: the database was unavailable while a job result was being recorded',
+      );
+      return;
+    }
+    throw reason;
+  });
+}
+
 export async function startWorker(o: WorkerOptions): Promise<Runner> {
+  guardDatabaseRejections(o.log);
   // graphile-worker treats a missing crontab file as an empty one; a configured path must exist.
   if (o.crontabFile && !existsSync(resolve(o.crontabFile)))
     throw new Error(`worker.crontab: the crontab file ${o.crontabFile} does not exist`);

@@ -10,7 +10,6 @@ import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, databaseUrl, type TestDatabase } from '../../helpers/db.ts';
 import { API_KEY, createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type CreatedClient, codeFlowUrl, createClient } from '../../helpers/oauth2.ts';
-import { startReceiver } from '../../helpers/receiver.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 
 let s: TestServer;
@@ -263,29 +262,5 @@ describe('PostgreSQL unreachable', () => {
       proxy.restore();
     }
     await eventually(async () => (await fetch(`${s.adminUrl}/admin/clients`)).status === 200);
-  });
-
-  it('a worker in the same process survives the outage and runs jobs enqueued after it', async () => {
-    const receiver = await startReceiver();
-    try {
-      const d = await createDirectory(s, { tenant: 'worker', webhook_url: receiver.url, webhook_secret: 'whsec' });
-      await s.startWorker({ concurrency: 2, livenessIntervalMs: 200 });
-      const scim = scimClient(s, d);
-      expect((await scim('POST', '/Users', { userName: 'before@example.com' })).status).toBe(201);
-      await eventually(async () => receiver.delivered().length >= 1);
-      proxy.cut();
-      // Long enough for the worker's LISTEN connection, its poll and its liveness check to fail.
-      await new Promise((r) => setTimeout(r, 1500));
-      proxy.restore();
-      await eventually(async () => (await fetch(`${s.adminUrl}/health/ready`)).status === 200);
-      await eventually(async () => (await scim('POST', '/Users', { userName: 'after@example.com' })).status === 201);
-      await eventually(
-        async () => receiver.delivered().some((r) => JSON.stringify(r.body).includes('after@example.com')),
-        15_000,
-      );
-    } finally {
-      proxy.restore();
-      await receiver.close();
-    }
   });
 });
