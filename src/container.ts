@@ -138,7 +138,11 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
     ? oauth2
     : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
-  const changes = createChangeFeed({ url, log });
+  // LISTEN needs a direct session: queue.direct_dsn when dsn goes through a transaction pooler.
+  const direct = config.queue.direct_dsn.trim();
+  const changes = direct
+    ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true })
+    : createChangeFeed({ url, log, direct: dsn.kind === 'memory' });
   configureAudit({ enabled: config.audit.enabled });
   configureMetrics({ enabled: config.metrics.enabled });
   const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];

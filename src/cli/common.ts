@@ -5,6 +5,7 @@ import { ConfigError, type Config, loadConfig } from '../core/config/load.ts';
 import { DialectError } from '../core/db/dialect.ts';
 import { DsnError } from '../core/db/dsn.ts';
 import { MigrationError } from '../core/db/migrate.ts';
+import { PoolerError } from '../core/jobs/pooler.ts';
 
 export interface GlobalFlags {
   config?: string;
@@ -27,7 +28,7 @@ export function withEphemeralSecret(config: Config): Config {
   return { ...config, secrets: { ...config.secrets, system: [randomBytes(32).toString('base64url')] } };
 }
 
-const KNOWN = [ConfigError, DialectError, DsnError, MigrationError];
+const KNOWN = [ConfigError, DialectError, DsnError, MigrationError, PoolerError];
 
 /** Expected failures print one clear line (no stack) and exit 1. */
 export function fail(e: unknown): never {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
+import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { startTracing } from '../core/observability/tracing.ts';
 import { VERSION } from '../version.ts';
@@ -35,22 +36,24 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
   const s = await serve(c, which);
   const inProcess =
     c.config.worker.in_process === 'on' || (c.config.worker.in_process === 'auto' && c.dsn.kind === 'memory');
-  const runner =
-    which === 'all' && inProcess
-      ? await startWorker({
-          pool: c.pool,
-          log: c.log,
-          concurrency: c.config.worker.concurrency,
-          pollInterval: c.config.worker.poll_interval,
-          livenessIntervalMs: c.config.worker.liveness_check_interval,
-          taskList: await loadTaskList(c),
-        })
-      : undefined;
+  const queue = which === 'all' && inProcess ? await openQueuePool(c) : undefined;
+  const runner = queue
+    ? await startWorker({
+        pool: queue.pool,
+        log: c.log,
+        concurrency: c.config.worker.concurrency,
+        pollInterval: c.config.worker.poll_interval,
+        livenessIntervalMs: c.config.worker.liveness_check_interval,
+        crontabFile: c.config.worker.crontab,
+        taskList: await loadTaskList(c),
+      })
+    : undefined;
   // Signal handlers first: a supervisor may stop the process as soon as it reports that it serves.
   onShutdown(async () => {
     c.log.info('shutting down: no new connections, finishing in-flight requests');
     await s.close();
     await runner?.stop();
+    await queue?.close();
     await c.close();
     // An unreachable collector loses the last spans; that is no reason for a failed exit.
     await tracing

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
+import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { metricsServer } from '../core/observability/metrics.ts';
 import { startTracing } from '../core/observability/tracing.ts';
@@ -18,28 +19,30 @@ export function registerWorker(program: Command): void {
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const tracing = await startTracing(config.tracing, { version: VERSION });
         const c = await createContainer({ config, checkDialect: true });
-        let metrics: Awaited<ReturnType<typeof metricsServer>> | undefined;
-        let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
-        const starting = (async () => {
-          // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
-          metrics = config.worker.metrics.port
-            ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
-            : undefined;
-          if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
-          runner = await startWorker({
-            pool: c.pool,
-            log: c.log,
-            concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
-            pollInterval: c.config.worker.poll_interval,
-            livenessIntervalMs: c.config.worker.liveness_check_interval,
-            taskList: await loadTaskList(c),
-          });
-        })();
-        // Signal handlers before anything is reported (the metrics line, "worker started"): a
-        // supervisor may stop the worker at once; a stop during the start waits for it to finish.
+        let queue: Awaited<ReturnType<typeof openQueuePool>>;
+        try {
+          queue = await openQueuePool(c);
+        } catch (e) {
+          await c.close();
+          throw e;
+        }
+        // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
+        const metrics = config.worker.metrics.port
+          ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
+          : undefined;
+        const runner = await startWorker({
+          pool: queue.pool,
+          log: c.log,
+          concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
+          pollInterval: c.config.worker.poll_interval,
+          livenessIntervalMs: c.config.worker.liveness_check_interval,
+          crontabFile: c.config.worker.crontab,
+          taskList: await loadTaskList(c),
+        });
+        // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
         onShutdown(async () => {
-          await starting.catch(() => {});
-          await runner?.stop();
+          await runner.stop();
+          await queue.close();
           await metrics?.close();
           await c.close();
           // An unreachable collector loses the last spans; that is no reason for a failed exit.
@@ -47,7 +50,8 @@ export function registerWorker(program: Command): void {
             ?.shutdown()
             .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
         });
-        await starting;
+        // Announced only now, with the handlers set: a supervisor may stop the worker right after.
+        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         c.log.info('worker started');
       }),
     );

@@ -4,6 +4,7 @@
  * gateway takes the second token of the header and looks it up in `JACKSON_API_KEYS`; here every
  * configured key is compared in constant time).
  */
+import { setActor } from '../core/observability/scope.ts';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
@@ -59,6 +60,7 @@ export function apiKeyGuard(keys: readonly string[]) {
     // Compare with every key, without stopping early.
     for (const k of keys) ok = safeEqual(k, token) || ok;
     if (!ok || !token) throw dsyncMessage(401, 'Unauthorized');
+    setActor({ kind: 'api_key' }); // audit events of this request (never the key itself)
     await next();
   };
 }

@@ -15,10 +15,12 @@
  * - the token is stored as a SHA-256 for lookup and sealed for display (the API returns the URL).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { audit } from '../core/audit/events.ts';
 import type { Clock } from '../core/clock.ts';
 import { open, seal } from '../core/crypto/aead.ts';
 import type { KeyRing } from '../core/crypto/keys.ts';
 import type { Db } from '../core/db/tx.ts';
+import { setActor } from '../core/observability/scope.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncError } from './errors.ts';
 import { type DirectoryType, isDirectoryType, type PageParams, page } from './types.ts';
@@ -154,17 +156,17 @@ export function createSetupLinksService(o: {
     return toLink(r);
   }
 
-  /** Jackson's `filterBy({product, service})`: `{data, pageToken}`, newest first. */
-  async function byProduct(product: unknown, p: PageParams = {}): Promise<{ data: SetupLink[]; pageToken: undefined }> {
-    if (!nonEmpty(product)) throw dsyncError(400, 'Please provide a product');
+  /** Jackson's `filterBy({product, service})` (`all`: every link, `filterBy({service})`): `{data, pageToken}`, newest first. */
+  async function byProduct(
+    product: unknown,
+    p: PageParams = {},
+    opts: { all?: boolean } = {},
+  ): Promise<{ data: SetupLink[]; pageToken: undefined }> {
+    if (!opts.all && !nonEmpty(product)) throw dsyncError(400, 'Please provide a product');
     const { offset, limit } = page(p, o.pageLimit);
-    const rows = await select()
-      .where('product', '=', product)
-      .orderBy('created_at', 'desc')
-      .orderBy('id')
-      .offset(offset)
-      .limit(limit)
-      .execute();
+    let q = select();
+    if (!opts.all) q = q.where('product', '=', product as string);
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id').offset(offset).limit(limit).execute();
     return { data: rows.map(toLink), pageToken: undefined };
   }
 
@@ -204,6 +206,19 @@ export function createSetupLinksService(o: {
 
   // ---- what the tenant's administrator can do with the token ------------------------------
 
+  /**
+   * A change made with a setup link, after it succeeded (the link is also the actor of the change's
+   * own directory events: `actingAs` before the change).
+   */
+  const actingAs = (link: SetupLink) => setActor({ kind: 'setup_link', id: link.setupID });
+  async function used(link: SetupLink, action: string, directoryId?: string) {
+    await audit(o.db, {
+      type: 'dsync.setup_link.used',
+      target: { kind: 'setup_link', id: link.setupID },
+      details: { action, directory: directoryId, tenant: link.tenant, product: link.product },
+    });
+  }
+
   const setup = {
     /** `GET /api/setup/{token}`: the link without tenant and the application's webhook. */
     async describe(token: unknown) {
@@ -221,6 +236,7 @@ export function createSetupLinksService(o: {
       const link = await getByToken(token);
       const type = body?.type ?? 'generic-scim-v2';
       if (!isDirectoryType(type)) throw dsyncError(400, 'Invalid directory type.');
+      actingAs(link);
       const d = await o.directories.create({
         type: type as DirectoryType,
         ...(nonEmpty(body?.google_domain) ? { google_domain: body.google_domain } : {}),
@@ -230,6 +246,7 @@ export function createSetupLinksService(o: {
         webhook_url: link.webhook_url,
         webhook_secret: link.webhook_secret,
       });
+      await used(link, 'create_directory', d.id);
       return { id: d.id };
     },
     /** One directory: what the administrator needs to configure the identity provider. */
@@ -251,12 +268,17 @@ export function createSetupLinksService(o: {
     async update(token: unknown, directoryId: unknown, body: Record<string, unknown>) {
       const link = await getByToken(token);
       const d = await directoryOf(link, directoryId);
+      actingAs(link);
       const v = body?.deactivated;
       await o.directories.update(d.id, { deactivated: !(v === false || v === 'false') });
+      await used(link, 'update_directory', d.id);
     },
     async remove(token: unknown, directoryId: unknown) {
       const link = await getByToken(token);
-      await o.directories.remove((await directoryOf(link, directoryId)).id);
+      const d = await directoryOf(link, directoryId);
+      actingAs(link);
+      await o.directories.remove(d.id);
+      await used(link, 'delete_directory', d.id);
     },
   };
 

@@ -41,6 +41,7 @@ export const AUDIT_TYPES = [
   'dsync.directory.deleted',
   'dsync.scim.change',
   'dsync.webhook.failed_permanently',
+  'dsync.setup_link.used',
 ] as const;
 export type AuditType = (typeof AUDIT_TYPES)[number];
 

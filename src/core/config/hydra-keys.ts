@@ -24,7 +24,9 @@ export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
   'serve.public.tls.allow_termination_from',
   'serve.admin.tls.allow_termination_from',
   'serve.cookies.same_site_legacy_workaround',
-  'serve.cookies.names.device_csrf',
+  // rs/cors's pass-through of preflights to the routes; gatehouse always answers them itself.
+  'serve.public.cors.options_passthrough',
+  'serve.admin.cors.options_passthrough',
   // Others.
   'urls.identity_provider',
   'oauth2.refresh_token_hook',

@@ -14,10 +14,11 @@ export interface HealthDeps {
 
 export function healthRouter(deps: HealthDeps, prefix = ''): Router {
   const r = new Router({ prefix });
-  r.get('/health/alive', (ctx) => {
+  // Handler names are Hydra's operation ids (they name the operations in the OpenAPI documents).
+  r.get('/health/alive', function isAlive(ctx) {
     ctx.body = { status: 'ok' };
   });
-  r.get('/health/ready', async (ctx) => {
+  r.get('/health/ready', async function isReady(ctx) {
     const errors = await deps.readiness();
     if (Object.keys(errors).length) {
       ctx.status = 503;
@@ -27,7 +28,7 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
     }
     ctx.body = { status: 'ok' };
   });
-  r.get('/version', (ctx) => {
+  r.get('/version', function getVersion(ctx) {
     ctx.body = { version: deps.version };
   });
   return r;

@@ -35,7 +35,6 @@ type Result = { status: number; data: unknown };
 type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise<Result>;
 
 const MAX_START = 2 ** 31;
-const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** RFC 7644 §3.4.2.4: startIndex < 1 is 1; a missing, zero or oversized count is the page limit. */
 function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = PAGE_LIMIT): users.ListQuery {
@@ -48,6 +47,8 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = P
     filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
   };
 }
+
+const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function createScimService(o: {
   db: Db;
@@ -147,6 +148,8 @@ export function createScimService(o: {
    * Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). `trusted` is for
    * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
    * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
+   * `webhooks: false`: the events are stored but no webhook is queued (a library callback is the
+   * event sink).
    */
   async function handle(
     req: DirectorySyncRequest,

@@ -238,7 +238,7 @@ describe('directory-sync audit events', () => {
     const created = (await events(`?type=dsync.directory.created&target=${d.id}`)).body;
     expect(created).toHaveLength(1);
     expect(created[0]).toMatchObject({
-      actor: { kind: 'admin' },
+      actor: { kind: 'api_key' },
       details: { directory_type: 'okta-scim-v2', tenant: 'audit', product: 'p' },
     });
     const changes = (await events(`?type=dsync.scim.change&actor=${d.id}`)).body;
@@ -259,6 +259,41 @@ describe('directory-sync audit events', () => {
     const changed = (await events(`?type=dsync.directory.changed&target=${d.id}`)).body;
     expect(changed).toHaveLength(1);
     expect(JSON.stringify(changed)).not.toContain('whsec-never-in-audit');
+  });
+});
+
+describe('setup links', () => {
+  it('records the use of a setup link, and the link as the actor of the directory it creates', async () => {
+    const created = await fetch(`${t.adminUrl}/api/v1/dsync/setuplinks`, {
+      method: 'POST',
+      headers: { authorization: `Api-Key ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tenant: 'setup-audit',
+        product: 'crm',
+        webhook_url: 'https://app.example.com/hook',
+        webhook_secret: 'app-secret-never-in-audit',
+      }),
+    });
+    expect(created.status).toBe(201);
+    const link = ((await created.json()) as { data: { setupID: string; url: string } }).data;
+    const token = link.url.split('/').pop() as string;
+    secrets.push(token, 'app-secret-never-in-audit');
+    const r = await fetch(`${t.publicUrl}/api/setup/${token}/directory-sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'okta-scim-v2' }),
+    });
+    expect(r.status).toBe(201);
+    const id = ((await r.json()) as { data: { id: string } }).data.id;
+    const used = (await events(`?type=dsync.setup_link.used&target=${link.setupID}`)).body;
+    expect(used).toHaveLength(1);
+    expect(used[0]).toMatchObject({
+      actor: { kind: 'setup_link', id: link.setupID },
+      target: { kind: 'setup_link', id: link.setupID },
+      details: { action: 'create_directory', directory: id, tenant: 'setup-audit', product: 'crm' },
+    });
+    const dir = (await events(`?type=dsync.directory.created&target=${id}`)).body;
+    expect(dir[0]?.actor).toEqual({ kind: 'setup_link', id: link.setupID });
   });
 });
 

@@ -67,7 +67,7 @@ describe('a Hydra 26 config file', () => {
     expect(config.serve.public.cors.enabled).toBe(true);
     expect(config.serve.admin.cors.enabled).toBe(false);
     expect(config.tracing).toMatchObject({ provider: 'otel', service_name: 'hydra' });
-    expect(config.tracing.providers.otlp).toMatchObject({ server_url: 'otel-collector:4318', insecure: true });
+    expect(config.tracing.providers.otlp).toMatchObject({ server_url: '127.0.0.1:4318', insecure: true });
     expect(listenerTls(config, 'public')).toEqual({
       cert: { key: 'serve.tls.cert.path', path: join(dir, 'cert.pem') },
       key: { key: 'serve.tls.key.path', path: join(dir, 'key.pem') },
@@ -160,5 +160,49 @@ describe('a Hydra 26 config file', () => {
       ]);
     }
     expect(problems(() => loadConfig({ env: { TRACING_PROVIDER: 'datadog' } }))[0]).toMatch(/^tracing\.provider: /);
+  });
+});
+
+describe('Hydra keys of CORS, the device grant and verifiable credentials', () => {
+  it('are applied; only cors.options_passthrough is ignored with a warning', () => {
+    const { config, warnings } = load(`
+serve:
+  public:
+    cors:
+      enabled: true
+      options_passthrough: true
+  cookies:
+    names:
+      device_csrf: my_device_csrf
+urls:
+  device:
+    verification: https://ui.example/device
+    success: https://ui.example/device/done
+ttl:
+  device_user_code: 5m
+  vc_nonce: 30m
+oauth2:
+  device_authorization:
+    token_polling_interval: 10s
+    user_code:
+      entropy_preset: low
+secrets:
+  system: [${SECRET}]
+`);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('serve.public.cors.options_passthrough');
+    expect(config.serve.cookies.names.device_csrf).toBe('my_device_csrf');
+    expect(config.urls.device).toEqual({
+      verification: 'https://ui.example/device',
+      success: 'https://ui.example/device/done',
+    });
+    expect([config.ttl.device_user_code, config.ttl.vc_nonce]).toEqual([300_000, 1_800_000]);
+    expect(config.oauth2.device_authorization.token_polling_interval).toBe(10_000);
+    expect(config.oauth2.device_authorization.user_code.entropy_preset).toBe('low');
+    expect(
+      problems(() =>
+        loadConfig({ overrides: { 'oauth2.device_authorization.user_code.length': 4, 'secrets.system': [SECRET] } }),
+      ),
+    ).toEqual(['oauth2.device_authorization.user_code.length: must be at least 6']);
   });
 });
