@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
-import { startTracing } from '../core/observability/tracing.ts';
+import { startTracing, unsupportedTracingProvider } from '../core/observability/tracing.ts';
 import { VERSION } from '../version.ts';
 import { serve } from '../server.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
@@ -16,6 +16,9 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
   }
   const tracing = await startTracing(config.tracing, { version: VERSION });
   const c = await createContainer({ config, checkDialect: true });
+  const unsupported = unsupportedTracingProvider(config.tracing);
+  if (unsupported)
+    c.log.warn({ provider: unsupported }, 'tracing.provider is not implemented (only otel): tracing is off');
   let states: Awaited<ReturnType<typeof migrationStatus>>;
   try {
     states = await migrationStatus(c.pool, flags.migrationsDir ?? SQL_DIR);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { metricsServer } from '../core/observability/metrics.ts';
-import { startTracing } from '../core/observability/tracing.ts';
+import { startTracing, unsupportedTracingProvider } from '../core/observability/tracing.ts';
 import { VERSION } from '../version.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 
@@ -18,6 +18,9 @@ export function registerWorker(program: Command): void {
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const tracing = await startTracing(config.tracing, { version: VERSION });
         const c = await createContainer({ config, checkDialect: true });
+        const unsupported = unsupportedTracingProvider(config.tracing);
+        if (unsupported)
+          c.log.warn({ provider: unsupported }, 'tracing.provider is not implemented (only otel): tracing is off');
         // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
         const metrics = config.worker.metrics.port
           ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)

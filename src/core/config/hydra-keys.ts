@@ -10,8 +10,9 @@
  * this list anyway.
  */
 export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
-  // OpenTelemetry tracing (`tracing.provider`, `tracing.providers.{jaeger,zipkin,otlp}.*`, …).
-  'tracing',
+  // OpenTelemetry tracing: OTLP is implemented (`tracing.provider: otel`), the other exporters are not.
+  'tracing.providers.jaeger',
+  'tracing.providers.zipkin',
   // Listener details.
   'serve.public.base_url',
   'serve.public.socket',

@@ -487,9 +487,9 @@ export const spec = {
   },
   tracing: {
     provider: oneOf(
-      ['', 'otel'],
+      ['', 'otel', 'otlp', 'jaeger', 'zipkin', 'datadog', 'elastic-apm', 'instana'],
       '',
-      "Tracing backend (Hydra's key): `otel` sends OpenTelemetry spans over OTLP/HTTP; empty: off.",
+      "Tracing backend (Hydra's key): `otel` (or `otlp`) sends OpenTelemetry spans over OTLP/HTTP; empty: off. Hydra's other backends are accepted and leave tracing off, with a warning.",
     ),
     service_name: str('gatehouse', 'Service name of the spans (`service.name`).'),
     providers: {

@@ -38,6 +38,13 @@ export interface TracingHandle {
 
 let active: TracingHandle | undefined;
 
+/** `otel` is Hydra's name for OTLP export; `otlp` is accepted as well. */
+const isOtlp = (provider: string) => provider === 'otel' || provider === 'otlp';
+
+/** A configured backend gatehouse does not implement (Hydra's jaeger, zipkin, …): tracing stays off. */
+export const unsupportedTracingProvider = (cfg: TracingConfig): string | undefined =>
+  cfg.provider && !isOtlp(cfg.provider) ? cfg.provider : undefined;
+
 /**
  * Registers the SDK. With `exporter` (tests: an in-memory exporter) spans go there; otherwise
  * `tracing.provider: otel` sends them to `tracing.providers.otlp.server_url` (OTLP over HTTP, path
@@ -48,7 +55,7 @@ export async function startTracing(
   opts: { exporter?: SpanExporter; version?: string } = {},
 ): Promise<TracingHandle | undefined> {
   if (active) return active;
-  if (!opts.exporter && cfg.provider !== 'otel') return undefined;
+  if (!opts.exporter && !isOtlp(cfg.provider)) return undefined;
   const sdk = await import('@opentelemetry/sdk-trace');
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const { W3CTraceContextPropagator } = await import('@opentelemetry/core');

@@ -39,7 +39,7 @@ describe('gatehouse worker metrics', () => {
     child.stderr.on('data', (d) => (out += d));
     const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await eventually(async () => out.includes('worker metrics at /metrics/prometheus'), 20_000);
+      await eventually(async () => out.includes('worker metrics at /metrics/prometheus'), 45_000);
       const r = await scrape(`http://127.0.0.1:${port}/metrics/prometheus`);
       expect(r.status).toBe(200);
       expect(sample(r.samples, 'gatehouse_jobs', { task: 'audit_purge', state: 'scheduled' })).toBe(1);
@@ -49,5 +49,5 @@ describe('gatehouse worker metrics', () => {
       child.kill('SIGTERM');
     }
     expect(await exit).toBe(0);
-  }, 40_000);
+  }, 60_000);
 });

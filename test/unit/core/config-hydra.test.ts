@@ -53,11 +53,6 @@ describe('a Hydra 26 config file', () => {
         'serve.cookies.same_site_legacy_workaround',
         'serve.public.request_log',
         'serve.tls.allow_termination_from',
-        'tracing.service_name',
-        'tracing.provider',
-        'tracing.providers.otlp.server_url',
-        'tracing.providers.otlp.insecure',
-        'tracing.providers.otlp.sampling.sampling_ratio',
         'sqa.opt_out',
       ]
         .map((k) => (k === 'serve.public.request_log' ? 'serve.public.request_log.disable_for_health' : k))
@@ -71,6 +66,12 @@ describe('a Hydra 26 config file', () => {
     expect(config.log.level).toBe('warn');
     expect(config.serve.public.cors.enabled).toBe(true);
     expect(config.serve.admin.cors.enabled).toBe(false);
+    // Hydra's tracing keys are gatehouse's too (`otlp` is accepted beside Hydra's `otel`).
+    expect(config.tracing).toEqual({
+      provider: 'otlp',
+      service_name: 'hydra',
+      providers: { otlp: { server_url: 'otel-collector:4318', insecure: true, sampling: { sampling_ratio: 0.5 } } },
+    });
     expect(listenerTls(config, 'public')).toEqual({
       cert: { key: 'serve.tls.cert.path', path: join(dir, 'cert.pem') },
       key: { key: 'serve.tls.key.path', path: join(dir, 'key.pem') },
@@ -110,12 +111,10 @@ describe('a Hydra 26 config file', () => {
       warn: (l) => warnings.push(l),
     });
     expect(warnings.sort()).toEqual(
-      [
-        'SQA_OPT_OUT (sqa) is a Hydra setting that gatehouse does not implement; ignored',
-        'TRACING_PROVIDER (tracing) is a Hydra setting that gatehouse does not implement; ignored',
-      ].sort(),
+      ['SQA_OPT_OUT (sqa) is a Hydra setting that gatehouse does not implement; ignored'].sort(),
     );
     expect(c.serve.public.cors.enabled).toBe(true);
+    expect(c.tracing.provider).toBe('otlp');
     expect(listenerTls(c, 'admin')?.cert.path).toBe(join(dir, 'cert.pem'));
     expect(c.urls.self.issuer).toBe('https://localhost:4444/');
     expect(problems(() => loadConfig({ env: { SERVE_PUBLIC_PROT: '1', URLS_SELF_ISUER: 'https://x/' } }))).toEqual([
