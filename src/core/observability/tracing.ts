@@ -85,8 +85,9 @@ export async function startTracing(
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   const handle: TracingHandle = {
+    /** Flushes what is buffered (at most 3 s; an unreachable collector loses those spans, never the exit). */
     async shutdown() {
-      await provider.shutdown();
+      await Promise.race([provider.shutdown().catch(() => {}), new Promise((r) => setTimeout(r, 3_000).unref())]);
       trace.disable();
       context.disable();
       propagation.disable();

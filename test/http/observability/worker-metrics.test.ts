@@ -45,6 +45,8 @@ describe('gatehouse worker metrics', () => {
       expect(sample(r.samples, 'gatehouse_jobs', { task: 'audit_purge', state: 'scheduled' })).toBe(1);
       expect(sample(r.samples, 'gatehouse_db_pool_connections')).toBeGreaterThan(0);
       expect(sample(r.samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+      // The signal handlers are in place once the runner has started.
+      await eventually(async () => out.includes('worker started'), 45_000);
     } finally {
       child.kill('SIGTERM');
     }
