@@ -133,15 +133,19 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     await embedded?.stop();
     throw e;
   }
-  configureAudit({ enabled: config.audit.enabled });
-  configureMetrics({ enabled: config.metrics.enabled });
-  const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];
   const seam = { log, ...(o.resolver ? { resolver: o.resolver } : {}), ...o.fetchOptions };
   const oauth2 = oauth2SafeFetch(config, seam);
   const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
     ? oauth2
     : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
-  const changes = createChangeFeed({ url, log });
+  // LISTEN needs a direct session: queue.direct_dsn when dsn goes through a transaction pooler.
+  const direct = config.queue.direct_dsn.trim();
+  const changes = direct
+    ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true })
+    : createChangeFeed({ url, log, direct: dsn.kind === 'memory' });
+  configureAudit({ enabled: config.audit.enabled });
+  configureMetrics({ enabled: config.metrics.enabled });
+  const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];
   const core: Core = {
     config,
     log,
@@ -153,8 +157,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
     changes,
     async close() {
-      for (const stop of unobserve) stop();
       await changes.close();
+      for (const stop of unobserve) stop();
       await handle.destroy();
       await embedded?.stop();
     },

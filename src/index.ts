@@ -21,9 +21,50 @@ import { createLogger } from './core/log.ts';
 import type { DirectorySyncController } from './dsync/controller.ts';
 import { createDirectorySyncController } from './dsync/controller.ts';
 import { createDsyncServices } from './dsync/index.ts';
+import type { SetupLink, SetupLinksService } from './dsync/setup-links.ts';
 import type { EventCallback } from './dsync/types.ts';
+import { isAppError } from './core/errors.ts';
+
+async function jackson<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isAppError(e)) throw new JacksonError(e.description || e.code, e.status);
+    throw e;
+  }
+}
+
+function setupLinkController(s: SetupLinksService): SetupLinkController {
+  const dsyncOnly = (service: unknown) => {
+    if (service !== undefined && service !== 'dsync')
+      throw new JacksonError('Only dsync setup links are available: gatehouse has no SAML SSO.', 400);
+  };
+  return {
+    create: (body) =>
+      jackson(async () => {
+        dsyncOnly(body?.service);
+        return s.create(body);
+      }),
+    get: (id) => jackson(() => s.get(id)),
+    getByToken: (token) => jackson(() => s.getByToken(token)),
+    filterBy: (p) =>
+      jackson(async () => {
+        dsyncOnly(p?.service);
+        if (p?.tenant && p.product)
+          return { data: [await s.byTenantAndProduct(p.tenant, p.product)], pageToken: undefined };
+        if (!p?.product && !p?.service)
+          throw new JacksonError('Please provide either service or product to filter setup links', 400);
+        return p.product ? s.byProduct(p.product, p) : s.byProduct(undefined, p, { all: true });
+      }),
+    remove: (p) =>
+      jackson(async () => {
+        await s.remove(p as { id?: string; tenant?: string; product?: string });
+      }),
+  };
+}
 
 export type { DirectorySyncController } from './dsync/controller.ts';
+export type { SetupLink } from './dsync/setup-links.ts';
 export type {
   DirectoryRecord,
   DirectorySyncEvent,
@@ -155,8 +196,35 @@ function loggerStream(l: JacksonLogger) {
   };
 }
 
+/** Jackson's error of the setup-link controller: `message` and `statusCode`. */
+export class JacksonError extends Error {
+  statusCode: number;
+  constructor(message: string, statusCode = 500) {
+    super(message);
+    this.name = 'JacksonError';
+    this.statusCode = statusCode;
+  }
+}
+
+/** Jackson's `setupLinkController` for `service: 'dsync'` (methods throw JacksonError, as Jackson's). */
+export interface SetupLinkController {
+  create(body: Record<string, unknown>): Promise<SetupLink>;
+  get(id: string): Promise<SetupLink>;
+  getByToken(token: string): Promise<SetupLink>;
+  filterBy(p: {
+    product?: string;
+    tenant?: string;
+    service?: string;
+    pageOffset?: number;
+    pageLimit?: number;
+    pageToken?: string;
+  }): Promise<{ data: SetupLink[]; pageToken: undefined }>;
+  remove(p: { id: string } | { tenant: string; product: string; service?: string }): Promise<void>;
+}
+
 export interface Controllers {
   directorySyncController: DirectorySyncController;
+  setupLinkController: SetupLinkController;
   /** Closes the database pool and stops an embedded PostgreSQL. */
   close(): Promise<void>;
 }
@@ -272,6 +340,7 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
     timer.unref();
   }
   return {
+    setupLinkController: setupLinkController(services.setupLinks),
     directorySyncController: createDirectorySyncController(services, {
       log,
       ...(opts.dsync?.callback ? { callback: opts.dsync.callback } : {}),

@@ -1,10 +1,14 @@
 /** Builds the public and admin apps from the container and the domains, and serves them. */
+import Router from '@koa/router';
 import type Koa from 'koa';
 import { type Container, readiness } from './container.ts';
-import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { auditRouter } from './core/audit/routes.ts';
+import { createApp, type Listening, listen } from './core/http/apps.ts';
+import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
+import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { OAUTH2_ROUTES } from './oauth2/routes.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {
@@ -12,15 +16,16 @@ export interface Apps {
   admin: Koa;
 }
 
-export function buildApps(c: Container): Apps {
+/** Where each listener serves its OpenAPI document. */
+export const OPENAPI_PATHS = { public: '/.well-known/openapi.json', admin: '/admin/openapi.json' } as const;
+
+/**
+ * The routers of each listener, in mounting order: health and metadata, the OAuth 2.0 domain (from
+ * its route table), directory sync, and last the listener's OpenAPI document, which documents all
+ * of them (the OAuth 2.0 routes from the table, the others from their routers).
+ */
+export function listenerRouters(c: Container): { public: Router[]; admin: Router[] } {
   const version = `v${VERSION}`;
-  const limits = c.config.serve.limits;
-  const common = {
-    log: c.log,
-    urlLimit: limits.url,
-    exposeDebug: c.config.oauth2.expose_internal_errors,
-    disableHealthLog: c.config.serve.request_log.disable_for_health,
-  };
   // The public listener hides readiness details (Hydra does the same).
   const publicHealth = healthRouter({
     version,
@@ -32,32 +37,100 @@ export function buildApps(c: Container): Apps {
   const listener = c.config.dsync.api.listener;
   const v1Public = listener === 'public' || listener === 'both' ? [c.dsync.adminRouter] : [];
   const v1Admin = listener === 'admin' || listener === 'both' ? [c.dsync.adminRouter] : [];
+  const others = {
+    public: [
+      { router: publicHealth, tag: 'metadata' },
+      { router: jacksonHealth, tag: 'metadata' },
+      { router: c.dsync.publicRouter, tag: 'dsync' },
+      ...v1Public.map((router) => ({ router, tag: 'dsync' })),
+    ],
+    admin: [
+      { router: adminHealth, tag: 'metadata' },
+      { router: jacksonHealth, tag: 'metadata' },
+      { router: metricsRouter(), tag: 'metadata' },
+      { router: auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }), tag: 'audit' },
+      ...v1Admin.map((router) => ({ router, tag: 'dsync' })),
+    ],
+  };
+  const docs = (kind: 'public' | 'admin') => {
+    const self: RouteDoc = {
+      method: 'get',
+      path: OPENAPI_PATHS[kind],
+      operationId: kind === 'public' ? 'getPublicOpenApiDocument' : 'getAdminOpenApiDocument',
+      tags: ['metadata'],
+      summary: 'This OpenAPI document.',
+      responses: { 200: { description: 'OpenAPI 3.1 document.' } },
+    };
+    const doc = openApiDocument(
+      {
+        title: `gatehouse ${kind} API`,
+        version: VERSION,
+        description: `The ${kind} listener: OAuth 2.0 / OpenID Connect (Ory Hydra 26 compatible)${
+          kind === 'public' ? ', SCIM 2.0' : ''
+        }, directory sync (BoxyHQ Jackson compatible).`,
+        serverUrl: kind === 'public' ? c.config.urls.self.public : c.config.urls.self.admin,
+      },
+      [
+        ...OAUTH2_ROUTES.filter((r) => r.listener === kind),
+        ...others[kind].flatMap((o) => routerDocs(o.router, o.tag)),
+        self,
+      ],
+    );
+    const r = new Router();
+    r.get(OPENAPI_PATHS[kind], function getOpenApiDocument(ctx) {
+      ctx.body = doc;
+    });
+    return r;
+  };
+  const [pubHealth, jackson, scim, ...pubV1] = others.public.map((o) => o.router);
+  const [admHealth, jackson2, metrics, audit, ...admV1] = others.admin.map((o) => o.router);
+  return {
+    public: [pubHealth, jackson, c.oauth2.publicRouter, scim, ...pubV1, docs('public')] as Router[],
+    admin: [admHealth, jackson2, metrics, audit, c.oauth2.adminRouter, ...admV1, docs('admin')] as Router[],
+  };
+}
+
+export function buildApps(c: Container): Apps {
+  const routers = listenerRouters(c);
+  const limits = c.config.serve.limits;
+  const v1Public = ['public', 'both'].includes(c.config.dsync.api.listener);
+  const fa = c.config.rate_limit.failed_auth;
+  const failedAuth = {
+    enabled: fa.enabled,
+    window: fa.window,
+    perCredential: fa.per_credential,
+    perAddress: fa.per_address,
+  };
+  const common = {
+    log: c.log,
+    urlLimit: limits.url,
+    exposeDebug: c.config.oauth2.expose_internal_errors,
+    disableHealthLog: c.config.serve.request_log.disable_for_health,
+  };
   return {
     public: createApp({
       ...common,
       kind: 'public',
       bodyLimit: limits.body.public,
-      bodyLimits: c.dsync.errorFamilies.public
-        .filter((f) => f.family === 'scim')
-        .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
+      middleware: [failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth), failedAuth)],
+      bodyLimits: [
+        ...c.dsync.errorFamilies.public
+          .filter((f) => f.family === 'scim')
+          .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
+        // The v1 API keeps the admin listener's body limit when it is served here.
+        ...(v1Public ? c.dsync.errorFamilies.admin.map((f) => ({ prefix: f.prefix, limit: limits.body.admin })) : []),
+      ],
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
-      routers: [publicHealth, jacksonHealth, c.oauth2.publicRouter, c.dsync.publicRouter, ...v1Public],
-      errorFamilies: [...c.dsync.errorFamilies.public, ...(v1Public.length ? c.dsync.errorFamilies.admin : [])],
+      routers: routers.public,
+      errorFamilies: [...c.dsync.errorFamilies.public, ...(v1Public ? c.dsync.errorFamilies.admin : [])],
     }),
     admin: createApp({
       ...common,
       kind: 'admin',
       bodyLimit: limits.body.admin,
       cors: c.config.serve.admin.cors,
-      routers: [
-        adminHealth,
-        jacksonHealth,
-        metricsRouter(),
-        auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }),
-        c.oauth2.adminRouter,
-        ...v1Admin,
-      ],
+      routers: routers.admin,
       errorFamilies: c.dsync.errorFamilies.admin,
     }),
   };

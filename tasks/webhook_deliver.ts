@@ -1,11 +1,12 @@
-/** Real-time webhook delivery of directory-sync events (src/dsync/events/delivery.ts). */
+/** Real-time webhook delivery of directory-sync events: a directory's sender (src/dsync/events/delivery.ts). */
 import { z } from 'zod';
 import type { Container } from '../src/container.ts';
 import { audit } from '../src/core/audit/events.ts';
 import { defineTask } from '../src/core/jobs/task.ts';
 import { metrics } from '../src/core/observability/metrics.ts';
 
-const payload = z.object({ directoryId: z.string().uuid(), eventId: z.string().uuid() });
+// `eventId` was set by versions that enqueued a job per event; such jobs still run as senders.
+const payload = z.object({ directoryId: z.string().uuid(), eventId: z.string().uuid().optional() });
 
 export default defineTask(payload, async (c: Container, p, helpers) => {
   const { attempts, max_attempts: max } = helpers.job;

@@ -123,8 +123,8 @@ const columns = (c: Client): string[] => [
   (c.audience ?? []).join(','),
   (c.redirect_uris ?? []).join(', '),
 ];
-const one = (c: Client): Printable => ({ header: HEADER, rows: [columns(c)], value: c, ids: [c.client_id] });
-const many = (cs: Client[]): Printable => ({
+export const one = (c: Client): Printable => ({ header: HEADER, rows: [columns(c)], value: c, ids: [c.client_id] });
+export const many = (cs: Client[]): Printable => ({
   header: HEADER,
   rows: cs.map(columns),
   value: cs,

@@ -1,9 +1,11 @@
 /** Shared CLI plumbing: config from flags/env, one-line fatal errors, graceful shutdown on signals. */
+import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { ConfigError, type Config, loadConfig } from '../core/config/load.ts';
 import { DialectError } from '../core/db/dialect.ts';
 import { DsnError } from '../core/db/dsn.ts';
 import { MigrationError } from '../core/db/migrate.ts';
+import { PoolerError } from '../core/jobs/pooler.ts';
 
 export interface GlobalFlags {
   config?: string;
@@ -16,7 +18,17 @@ export function configFrom(flags: GlobalFlags): Config {
   return loadConfig({ file: flags.config, ...(flags.dev ? { overrides: { dev: true } } : {}) });
 }
 
-const KNOWN = [ConfigError, DialectError, DsnError, MigrationError];
+/**
+ * For commands that seal nothing (`migrate`, `janitor`; Hydra runs them with a DSN alone): without
+ * `secrets.system`, a random secret that lives only in this process stands in, so that the
+ * container neither refuses to start nor writes a development secret to disk.
+ */
+export function withEphemeralSecret(config: Config): Config {
+  if (config.secrets.system.length) return config;
+  return { ...config, secrets: { ...config.secrets, system: [randomBytes(32).toString('base64url')] } };
+}
+
+const KNOWN = [ConfigError, DialectError, DsnError, MigrationError, PoolerError];
 
 /** Expected failures print one clear line (no stack) and exit 1. */
 export function fail(e: unknown): never {

@@ -7,10 +7,12 @@ import { registerDebug } from './debug.ts';
 import { registerDsync } from './dsync.ts';
 import { registerJanitor } from './janitor.ts';
 import { registerJobs } from './jobs.ts';
+import { registerImport } from './import.ts';
 import { registerJwks } from './jwks.ts';
 import { registerMigrate } from './migrate.ts';
 import { registerPerform } from './perform.ts';
 import { registerServe } from './serve.ts';
+import { registerSessions } from './sessions.ts';
 import { registerTokens } from './tokens.ts';
 import { registerWorker } from './worker.ts';
 
@@ -40,7 +42,28 @@ export function buildProgram(): Command {
   registerClients(program);
   registerDsync(program);
   registerTokens(program);
+  registerImport(program);
+  registerSessions(program);
+  addSkipTlsVerify(program);
+  program.hook('preAction', (_self, action) => {
+    // The process makes only this command's requests, so the switch may be process-wide; Node.js
+    // prints its own warning about it on stderr.
+    if (action.opts().skipTlsVerify) process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  });
   return program;
+}
+
+/**
+ * Hydra's `--skip-tls-verify` on every command that talks to an API (`-e/--endpoint`): TLS
+ * certificates of that endpoint are not verified (self-signed development setups only).
+ */
+function addSkipTlsVerify(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    if (sub.options.some((o) => o.long === '--endpoint') && !sub.options.some((o) => o.long === '--skip-tls-verify')) {
+      sub.option('--skip-tls-verify', 'do not verify the TLS certificate of the endpoint (insecure: development only)');
+    }
+    addSkipTlsVerify(sub);
+  }
 }
 
 /** Runs the CLI with the process arguments (the package's `gatehouse` bin calls this). */

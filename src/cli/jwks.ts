@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { run } from './common.ts';
+import { FORMATS, type Format, printTable } from './printing.ts';
 
 interface Key {
   kid?: string;
@@ -60,15 +61,39 @@ const withSet = (set: string, keys: Key[], onlyPublic: boolean) =>
     set,
     ...Object.fromEntries(Object.entries(k).filter(([m]) => !(onlyPublic && PRIVATE.includes(m)))),
   }));
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+/**
+ * Without `--format`, the set as indented JSON (gatehouse's output before `--format` existed);
+ * with it, Hydra's formats: a `SET ID / KEY ID / ALGORITHM / USE` table, json, json-pretty, quiet (kids).
+ */
+function print(v: { set?: string; keys?: Key[] } | Key, format: string | undefined) {
+  if (!format) {
+    process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+    return;
+  }
+  const keys = (Array.isArray((v as { keys?: Key[] }).keys) ? (v as { keys: Key[] }).keys : [v]) as Key[];
+  printTable(format as Format, {
+    header: ['SET ID', 'KEY ID', 'ALGORITHM', 'USE'],
+    rows: keys.map((k) => [String(k.set ?? ''), String(k.kid ?? ''), String(k.alg ?? ''), String(k.use ?? '')]),
+    value: v,
+    ids: keys.map((k) => String(k.kid ?? '')),
+  });
+}
+
+const jwkFormatOption = () =>
+  new Option('--format <format>', 'output format (default: the set as indented JSON)').choices(
+    FORMATS as unknown as string[],
+  );
 
 interface EndpointFlags {
   endpoint?: string;
   public?: boolean;
+  format?: string;
 }
 
-const endpointOption = (c: Command) =>
+const endpointOption = (c: Command, withFormat = true) => {
   c.addOption(new Option('-e, --endpoint <url>', 'admin API URL').env('ORY_SDK_URL'));
+  return withFormat ? c.addOption(jwkFormatOption()) : c;
+};
 
 export function registerJwks(program: Command): void {
   const create = verb(program, 'create', 'Create resources through the admin API');
@@ -92,7 +117,7 @@ export function registerJwks(program: Command): void {
         use: o.use ?? '',
         kid: o.kid ?? kidArg ?? '',
       })) as { keys: Key[] };
-      print({ set, keys: withSet(set, out.keys, !!o.public) });
+      print({ set, keys: withSet(set, out.keys, !!o.public) }, o.format);
     }),
   );
 
@@ -111,18 +136,20 @@ export function registerJwks(program: Command): void {
         keys.push(...withSet(set, out.keys, !!o.public));
       }
       // Hydra prints a lone key as an object, several as a collection.
-      print(keys.length === 1 ? keys[0] : { ...(sets.length === 1 ? { set: sets[0] } : {}), keys });
+      print(keys.length === 1 ? (keys[0] as Key) : { ...(sets.length === 1 ? { set: sets[0] } : {}), keys }, o.format);
     }),
   );
 
   const del = verb(program, 'delete', 'Delete resources through the admin API');
-  endpointOption(del.command('jwks <sets...>').alias('jwk').description('Delete one or more JSON Web Key sets')).action(
-    (sets: string[], o: EndpointFlags) =>
-      run(async () => {
-        for (const set of sets) {
-          await call(o.endpoint, 'DELETE', keysPath(set));
-          process.stdout.write(`${set}\n`);
-        }
-      }),
+  endpointOption(
+    del.command('jwks <sets...>').alias('jwk').description('Delete one or more JSON Web Key sets'),
+    false,
+  ).action((sets: string[], o: EndpointFlags) =>
+    run(async () => {
+      for (const set of sets) {
+        await call(o.endpoint, 'DELETE', keysPath(set));
+        process.stdout.write(`${set}\n`);
+      }
+    }),
   );
 }

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
 import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
+import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
-import { startTracing, unsupportedTracingProvider } from '../core/observability/tracing.ts';
+import { startTracing } from '../core/observability/tracing.ts';
 import { VERSION } from '../version.ts';
 import { serve } from '../server.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
@@ -16,9 +17,6 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
   }
   const tracing = await startTracing(config.tracing, { version: VERSION });
   const c = await createContainer({ config, checkDialect: true });
-  const unsupported = unsupportedTracingProvider(config.tracing);
-  if (unsupported)
-    c.log.warn({ provider: unsupported }, 'tracing.provider is not implemented (only otel): tracing is off');
   let states: Awaited<ReturnType<typeof migrationStatus>>;
   try {
     states = await migrationStatus(c.pool, flags.migrationsDir ?? SQL_DIR);
@@ -38,24 +36,29 @@ async function serveCommand(which: 'all' | 'public' | 'admin', flags: GlobalFlag
   const s = await serve(c, which);
   const inProcess =
     c.config.worker.in_process === 'on' || (c.config.worker.in_process === 'auto' && c.dsn.kind === 'memory');
-  const runner =
-    which === 'all' && inProcess
-      ? await startWorker({
-          pool: c.pool,
-          log: c.log,
-          concurrency: c.config.worker.concurrency,
-          pollInterval: c.config.worker.poll_interval,
-          livenessIntervalMs: c.config.worker.liveness_check_interval,
-          taskList: await loadTaskList(c),
-        })
-      : undefined;
+  const queue = which === 'all' && inProcess ? await openQueuePool(c) : undefined;
+  const runner = queue
+    ? await startWorker({
+        pool: queue.pool,
+        log: c.log,
+        concurrency: c.config.worker.concurrency,
+        pollInterval: c.config.worker.poll_interval,
+        livenessIntervalMs: c.config.worker.liveness_check_interval,
+        crontabFile: c.config.worker.crontab,
+        taskList: await loadTaskList(c),
+      })
+    : undefined;
   // Signal handlers first: a supervisor may stop the process as soon as it reports that it serves.
   onShutdown(async () => {
     c.log.info('shutting down: no new connections, finishing in-flight requests');
     await s.close();
     await runner?.stop();
+    await queue?.close();
     await c.close();
-    await tracing?.shutdown();
+    // An unreachable collector loses the last spans; that is no reason for a failed exit.
+    await tracing
+      ?.shutdown()
+      .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
   });
   // SIGHUP re-reads the TLS certificates and keys (after a renewal); a bad pair keeps the old one.
   process.on('SIGHUP', () => {
@@ -102,6 +105,9 @@ export function registerServe(program: Command): void {
       .description(
         which === 'all' ? 'Public (4444) and admin (4445) listeners in one process' : `Only the ${which} listener`,
       )
+      // Scripts written for Hydra pass these; gatehouse sends no usage statistics and has no telemetry to skip.
+      .option('--sqa-opt-out', 'accepted for Hydra compatibility (no effect: gatehouse sends no usage statistics)')
+      .option('--disable-telemetry', 'accepted for Hydra compatibility (no effect)')
       .action(() => run(() => serveCommand(which, program.opts<GlobalFlags>())));
   }
 }

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
+import { openQueuePool } from '../core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { metricsServer } from '../core/observability/metrics.ts';
-import { startTracing, unsupportedTracingProvider } from '../core/observability/tracing.ts';
+import { startTracing } from '../core/observability/tracing.ts';
 import { VERSION } from '../version.ts';
 import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
 
@@ -18,29 +19,39 @@ export function registerWorker(program: Command): void {
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const tracing = await startTracing(config.tracing, { version: VERSION });
         const c = await createContainer({ config, checkDialect: true });
-        const unsupported = unsupportedTracingProvider(config.tracing);
-        if (unsupported)
-          c.log.warn({ provider: unsupported }, 'tracing.provider is not implemented (only otel): tracing is off');
+        let queue: Awaited<ReturnType<typeof openQueuePool>>;
+        try {
+          queue = await openQueuePool(c);
+        } catch (e) {
+          await c.close();
+          throw e;
+        }
         // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
         const metrics = config.worker.metrics.port
           ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
           : undefined;
-        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         const runner = await startWorker({
-          pool: c.pool,
+          pool: queue.pool,
           log: c.log,
           concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
           pollInterval: c.config.worker.poll_interval,
           livenessIntervalMs: c.config.worker.liveness_check_interval,
+          crontabFile: c.config.worker.crontab,
           taskList: await loadTaskList(c),
         });
         // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
         onShutdown(async () => {
           await runner.stop();
+          await queue.close();
           await metrics?.close();
           await c.close();
-          await tracing?.shutdown();
+          // An unreachable collector loses the last spans; that is no reason for a failed exit.
+          await tracing
+            ?.shutdown()
+            .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
         });
+        // Announced only now, with the handlers set: a supervisor may stop the worker right after.
+        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
         c.log.info('worker started');
       }),
     );

@@ -91,6 +91,33 @@ export interface SafeFetchInit {
   timeoutMs?: number;
   maxBytes?: number;
   signal?: AbortSignal;
+  /**
+   * Connections to reuse (`createKeepAlive`): the caller owns them and destroys them when done. A
+   * reused connection goes to an address that passed the check when it was opened; every request
+   * is still checked (resolved, refused when internal) before it is sent.
+   */
+  keepAlive?: KeepAlive | undefined;
+}
+
+export interface KeepAlive {
+  http: http.Agent;
+  https: https.Agent;
+  destroy(): void;
+}
+
+/** A pool of keep-alive connections for a run of requests to one receiver (one socket per origin). */
+export function createKeepAlive(): KeepAlive {
+  const opts = { keepAlive: true, maxSockets: 1, maxFreeSockets: 1, keepAliveMsecs: 1000 };
+  const h = new http.Agent(opts);
+  const s = new https.Agent(opts);
+  return {
+    http: h,
+    https: s,
+    destroy() {
+      h.destroy();
+      s.destroy();
+    },
+  };
 }
 
 /** The response, its body already read within the size limit. */
@@ -196,6 +223,7 @@ interface Hop {
   connectTimeoutMs: number;
   signal: AbortSignal;
   ca: string | Buffer | undefined;
+  keepAlive: KeepAlive | undefined;
 }
 
 /** One request over a connection to one of the checked addresses (never a fresh DNS answer). */
@@ -206,7 +234,10 @@ function send(h: Hop): Promise<IncomingMessage> {
       if (opts.all) cb(null, h.addresses);
       else cb(null, first.address, first.family);
     };
-    const mod = h.url.protocol === 'https:' ? https : http;
+    const secure = h.url.protocol === 'https:';
+    const mod = secure ? https : http;
+    // A fresh connection per request unless the caller brought a keep-alive pool for this run.
+    const agent = h.keepAlive ? (secure ? h.keepAlive.https : h.keepAlive.http) : false;
     const req = mod.request({
       method: h.method,
       hostname: bareHost(h.url.hostname).host,
@@ -214,7 +245,7 @@ function send(h: Hop): Promise<IncomingMessage> {
       path: `${h.url.pathname}${h.url.search}`,
       headers: h.headers,
       lookup,
-      agent: false, // a fresh connection per request: nothing pooled outlives the check
+      agent,
       signal: h.signal,
       ...(h.ca ? { ca: h.ca } : {}),
       ...(h.url.username
@@ -304,7 +335,18 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
         const addresses = await addressesOf(url, label, signal);
         const left = timeoutMs - (Date.now() - started);
         const connectTimeoutMs = Math.max(1, Math.min(o.connectTimeoutMs ?? 5_000, left));
-        const res = await send({ url, method, headers, body, addresses, label, connectTimeoutMs, signal, ca: o.ca });
+        const res = await send({
+          url,
+          method,
+          headers,
+          body,
+          addresses,
+          label,
+          connectTimeoutMs,
+          signal,
+          ca: o.ca,
+          keepAlive: init.keepAlive,
+        });
         const location = res.headers.location;
         if (REDIRECTS.has(res.statusCode ?? 0) && location && init.redirect !== 'manual') {
           res.destroy();

@@ -2,14 +2,17 @@
  * Jackson's `directorySyncController` (spec/dsync.md §1.2–§1.8) over the gatehouse services:
  * same member names, same `{data, error}` envelopes, same messages and codes.
  *
+ * - `users`/`groups`/`webhookLogs.setTenantAndProduct(t, p)` binds the object it is called on (as
+ *   Jackson, so two statements work) and returns a new bound object that nothing else changes (the
+ *   safe form under concurrency: Jackson's shared singletons raced between requests, Q13).
+ * - The write side (`users.create`, `groups.addUserToGroup`, …, writes.ts) emits the events of the
+ *   equivalent SCIM request, in its transaction (Jackson's store writes emitted none).
+ * - A callback (`requests.handle`'s, or `dsync.callback`) is the event sink, as in Jackson: it is
+ *   called with each event after the commit (the objects a webhook would carry: Jackson's fields,
+ *   then `id`, `seq`, `created_at`) and no webhook is queued for those changes, unless
+ *   `webhooksWithCallback` keeps both. The events are stored either way (events API).
+ *
  * Differences on purpose:
- * - `users`/`groups`/`webhookLogs.setTenantAndProduct(t, p)` return a new bound object on every
- *   call and change nothing shared (Jackson mutated singletons, a race between requests, Q13);
- *   the callback of `requests.handle` is per call too.
- * - `requests.handle` calls the callback with each event after the change has committed.
- * - Callbacks receive the events as they are delivered (Jackson's fields, then `id`, `seq`,
- *   `created_at`); webhook delivery happens as well when the directory has a webhook (in Jackson a
- *   callback replaced it).
  * - `events.batch.process()` runs a processing pass and resolves when it is done (Jackson's
  *   returned at once); `push` and `scheduleWorker` do not exist (events are queued by the change
  *   that makes them, and the worker's timer replaces `scheduleWorker`).

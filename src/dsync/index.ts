@@ -6,6 +6,7 @@
 import type Router from '@koa/router';
 import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { createAuthorizationLinks } from './cloud/google/link.ts';
 import { createGoogleService } from './cloud/google/service.ts';
 import { type ControllerOptions, createDirectorySyncController, type DirectorySyncController } from './controller.ts';
 import { createDirectoriesService } from './directories/service.ts';
@@ -127,6 +128,12 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
       tokenUrl: g.token_url,
       apiUrl: g.api_url,
       redirectUri: `${externalUrl}${g.callback_path}`,
+      authorizeUrl: `${externalUrl}${g.authorize_path}`,
+      links: createAuthorizationLinks({
+        ring: keyRing(core.config.secrets.system, 'dsync_link'),
+        clock: core.clock,
+        ttlMs: g.authorization_link_ttl,
+      }),
       syncIntervalMs: g.sync_interval,
       delivery,
     }),

@@ -156,17 +156,17 @@ export function createSetupLinksService(o: {
     return toLink(r);
   }
 
-  /** Jackson's `filterBy({product, service})`: `{data, pageToken}`, newest first. */
-  async function byProduct(product: unknown, p: PageParams = {}): Promise<{ data: SetupLink[]; pageToken: undefined }> {
-    if (!nonEmpty(product)) throw dsyncError(400, 'Please provide a product');
+  /** Jackson's `filterBy({product, service})` (`all`: every link, `filterBy({service})`): `{data, pageToken}`, newest first. */
+  async function byProduct(
+    product: unknown,
+    p: PageParams = {},
+    opts: { all?: boolean } = {},
+  ): Promise<{ data: SetupLink[]; pageToken: undefined }> {
+    if (!opts.all && !nonEmpty(product)) throw dsyncError(400, 'Please provide a product');
     const { offset, limit } = page(p, o.pageLimit);
-    const rows = await select()
-      .where('product', '=', product)
-      .orderBy('created_at', 'desc')
-      .orderBy('id')
-      .offset(offset)
-      .limit(limit)
-      .execute();
+    let q = select();
+    if (!opts.all) q = q.where('product', '=', product as string);
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id').offset(offset).limit(limit).execute();
     return { data: rows.map(toLink), pageToken: undefined };
   }
 

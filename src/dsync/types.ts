@@ -36,6 +36,8 @@ export interface Directory {
   googleRefreshToken: string;
   /** The Workspace's domain ('' until known). */
   googleDomain: string;
+  /** The Workspace (Google `customerId`) the tokens belong to ('' until an authorization recorded it). */
+  googleCustomerId: string;
   /** When the stored access token expires; null when unknown (tokens set by hand). */
   googleAccessTokenExpiresAt: Date | null;
   createdAt: Date;

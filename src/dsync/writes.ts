@@ -1,8 +1,8 @@
 /**
  * The write side of Jackson's `users`, `groups` and `webhookLogs` controllers, for embedders that
  * write directly instead of sending SCIM requests. Each write runs like the SCIM request making
- * the same change: one transaction that locks the directory row, changes the data, and writes the
- * change's events (and queues their webhook delivery) through `withEvents`. So a direct write has
+ * the same change: one transaction that changes the data (locking the rows and names it touches)
+ * and writes the change's events (and queues their webhook delivery) through `withEvents`. So a direct write has
  * the same guarantees as a SCIM one: no event without its committed change, per-directory order.
  *
  * Equivalences (the SCIM request each method stands for):
@@ -21,21 +21,13 @@ import { mapDbError } from '../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../core/db/tx.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncError } from './errors.ts';
-import { type DeliveryPolicy, type EventBatch, withEvents } from './events/service.ts';
+import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from './events/service.ts';
 import { groupRecord } from './events/payload.ts';
 import { resolveMemberships } from './scim/groups.ts';
 import * as groupStore from './store/groups.ts';
 import * as memberStore from './store/members.ts';
 import * as userStore from './store/users.ts';
-import {
-  type Directory,
-  type DsyncGroup,
-  type DsyncUser,
-  type GroupRecord,
-  isUuid,
-  type Raw,
-  type WebhookEvent,
-} from './types.ts';
+import type { Directory, DsyncGroup, DsyncUser, GroupRecord, Raw, WebhookEvent } from './types.ts';
 import { eq, type ManagedUser, managedUser, storeScope } from './users/service.ts';
 
 export interface Bound {
@@ -84,20 +76,27 @@ function toUser(directoryId: string, id: string, u: UserInput, current?: DsyncUs
 }
 
 export function createWritesService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
-  /** Runs `fn` like a SCIM write of `directoryId`: lock, change, events, commit. */
+  /**
+   * Runs `fn` like a SCIM write of the directory: change, events, commit (the directory row is
+   * locked from the events' numbers to the commit, as for SCIM; `fn` locks what it changes). A
+   * directory deleted meanwhile is a 404, one deactivated a 409 (nothing changed).
+   */
   async function change<T>(
     directoryId: string,
     policy: DeliveryPolicy,
     fn: (trx: Executor, d: Directory, batch: EventBatch) => Promise<T>,
     conflict?: string,
   ): Promise<Written<T>> {
+    const d = await o.directories.load(directoryId);
+    if (!d) throw dsyncError(404, 'Directory configuration not found.');
+    if (d.deactivated) throw deactivated();
     try {
-      return await withTx(o.db, async (trx) => {
-        const d = isUuid(directoryId) ? await o.directories.lock(trx, directoryId.toLowerCase()) : undefined;
-        if (!d) throw dsyncError(404, 'Directory configuration not found.');
-        return withEvents(trx, d, policy, (batch) => fn(trx, d, batch));
-      });
+      return await withTx(o.db, (trx) => withEvents(trx, d, policy, (batch) => fn(trx, d, batch)));
     } catch (e) {
+      if (e instanceof DirectoryUnavailable) {
+        if (e.reason === 'deactivated') throw deactivated();
+        throw dsyncError(404, 'Directory configuration not found.');
+      }
       throw conflict ? mapDbError(e, () => dsyncError(409, conflict)) : e;
     }
   }
@@ -123,6 +122,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
   }
 
   const userNotFound = () => dsyncError(404, 'User not found');
+  const deactivated = () => dsyncError(409, 'The directory is deactivated: nothing was changed.');
   const groupNotFound = (id: unknown) => dsyncError(404, `Group with id ${String(id)} not found.`);
 
   // ---- users ---------------------------------------------------------------------------------
@@ -137,6 +137,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
       d.id,
       p,
       async (trx, _d, batch) => {
+        await userStore.lockNames(trx, d.id, 'user', [user.userName ?? '', user.email ?? '', id]);
         if (
           (await userStore.findUser(trx, d.id, id)) ||
           (await userStore.findUserClash(trx, d.id, user.userName, user.email))
@@ -158,9 +159,10 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
       found.directoryId,
       p,
       async (trx, _d, batch) => {
-        const current = await userStore.findUser(trx, found.directoryId, found.id);
+        const current = await userStore.findUser(trx, found.directoryId, found.id, { forUpdate: true });
         if (!current) throw userNotFound();
         const user = toUser(current.directoryId, current.id, isObject(input) ? input : {}, current);
+        await userStore.lockNames(trx, user.directoryId, 'user', [user.userName ?? '', user.email ?? '']);
         if (await userStore.findUserClash(trx, user.directoryId, user.userName, user.email, user.id))
           throw dsyncError(409, 'User already exists');
         await userStore.updateUser(trx, user);
@@ -175,7 +177,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const found = await findUser(b, id);
     if (!found) throw userNotFound();
     return change(found.directoryId, p, async (trx, _d, batch) => {
-      const current = await userStore.findUser(trx, found.directoryId, found.id);
+      const current = await userStore.findUser(trx, found.directoryId, found.id, { forUpdate: true });
       if (!current) throw userNotFound();
       await userStore.deleteUser(trx, current.directoryId, current.id);
       batch.add('user.deleted', { user: current });
@@ -225,6 +227,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
       d.id,
       p,
       async (trx, _d, batch) => {
+        await userStore.lockNames(trx, d.id, 'group', [group.name, id]);
         if ((await groupStore.findGroup(trx, d.id, id)) || (await groupStore.findGroupByName(trx, d.id, group.name)))
           throw dsyncError(409, 'Group already exists');
         await groupStore.insertGroup(trx, group);
@@ -244,7 +247,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const found = await findGroup(b, id);
     if (!found) throw groupNotFound(id);
     return change(found.directoryId, p, async (trx, _d, batch) => {
-      const current = await groupStore.findGroup(trx, found.directoryId, found.id);
+      const current = await groupStore.findGroup(trx, found.directoryId, found.id, { forUpdate: true });
       if (!current) throw groupNotFound(id);
       const name = isObject(input) && typeof input.name === 'string' && input.name !== '' ? input.name : current.name;
       const raw: Raw = isObject(input) && isObject(input.raw) ? { ...input.raw } : { ...current.raw };
@@ -260,7 +263,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const found = await findGroup(b, id);
     if (!found) throw groupNotFound(id);
     return change(found.directoryId, p, async (trx, _d, batch) => {
-      const current = await groupStore.findGroup(trx, found.directoryId, found.id);
+      const current = await groupStore.findGroup(trx, found.directoryId, found.id, { forUpdate: true });
       if (!current) throw groupNotFound(id);
       await groupStore.deleteGroup(trx, current.directoryId, current.id);
       batch.add('group.deleted', { group: current });
@@ -278,7 +281,7 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const found = await findGroup(b, groupId);
     if (!found) throw groupNotFound(groupId);
     return change(found.directoryId, p, async (trx, _d, batch) => {
-      const g = await groupStore.findGroup(trx, found.directoryId, found.id);
+      const g = await groupStore.findGroup(trx, found.directoryId, found.id, { forUpdate: true });
       if (!g) throw groupNotFound(groupId);
       return fn(trx, g, batch);
     });

@@ -24,11 +24,14 @@ export const PER_CLIENT_CORS_PATHS: ReadonlySet<string> = new Set([
   '/.well-known/jwks.json',
 ]);
 
+/** The form body only (as Go's PostFormValue): a JSON body names no client. */
+const formBody = (ctx: Context): Record<string, unknown> | undefined =>
+  ctx.is('application/x-www-form-urlencoded') ? (ctx.request.body as Record<string, unknown> | undefined) : undefined;
+
 function bearerToken(ctx: Context): string | undefined {
   const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
   if (m) return (m[1] as string).trim();
-  const body = ctx.request.body as Record<string, unknown> | undefined;
-  return firstValue(body?.access_token) || firstValue(ctx.query.access_token) || undefined;
+  return firstValue(formBody(ctx)?.access_token) || firstValue(ctx.query.access_token) || undefined;
 }
 
 export function createPerClientCors(d: {
@@ -37,8 +40,7 @@ export function createPerClientCors(d: {
   now: () => Date;
 }): PerClientCors {
   async function clientId(ctx: Context): Promise<string | undefined> {
-    const body = ctx.request.body as Record<string, unknown> | undefined;
-    const posted = firstValue(body?.client_id);
+    const posted = firstValue(formBody(ctx)?.client_id);
     if (posted) return posted;
     let basic: { id: string } | undefined;
     try {

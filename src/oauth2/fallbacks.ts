@@ -4,7 +4,6 @@
  * post-logout page ("You logged out successfully!"), the device success page and the error page (500, listing `error`, `error_description`, `error_hint`,
  * `error_debug` from the query). Every value is HTML-escaped.
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { firstValue } from './guard.ts';
 import { escapeHtml, sendHtml } from '../core/http/html.ts';
@@ -32,45 +31,41 @@ function fallback(key: string, title = MISSING, heading = MISSING) {
   };
 }
 
-export function registerFallbackRoutes(router: Router): void {
-  router.get('/oauth2/fallbacks/login', fallback('urls.login'));
-  router.get('/oauth2/fallbacks/consent', fallback('urls.consent'));
-  router.get('/oauth2/fallbacks/logout', fallback('urls.logout'));
-  router.get(
-    '/oauth2/fallbacks/logout/callback',
-    fallback(
+export function fallbackHandlers() {
+  return {
+    fallbackLogin: fallback('urls.login'),
+    fallbackConsent: fallback('urls.consent'),
+    fallbackLogout: fallback('urls.logout'),
+    fallbackPostLogout: fallback(
       'urls.post_logout_redirect',
       'You logged out successfully!',
       'The Default Post Logout URL is not set which is why you are seeing this fallback page. Your log out request however succeeded.',
     ),
-  );
-  router.get('/oauth2/fallbacks/device', fallback('urls.device.verification'));
-  router.get(
-    '/oauth2/fallbacks/device/done',
-    fallback(
+    fallbackDevice: fallback('urls.device.verification'),
+    fallbackDeviceDone: fallback(
       'urls.device.success',
       'You successfully authenticated on your device!',
       'The Default Post Device URL is not set which is why you are seeing this fallback page. Your device login request however succeeded.',
     ),
-  );
-  router.get('/oauth2/fallbacks/error', async (ctx) => {
-    const q = (k: string) => escapeHtml(firstValue(ctx.query[k]) ?? '');
-    const list = `<ul>
+    fallbackError: async (ctx: Context) => {
+      const q = (k: string) => escapeHtml(firstValue(ctx.query[k]) ?? '');
+      const list = `<ul>
 <li>Error: ${q('error')}</li>
 <li>Description: ${q('error_description')}</li>
 <li>Hint: ${q('error_hint')}</li>
 <li>Debug: ${q('error_debug')}</li>
 </ul>`;
-    sendHtml(
-      ctx,
-      () =>
-        page(
-          'An OAuth 2.0 Error Occurred',
-          'The OAuth2 request resulted in an error.',
-          `${list}\n${keyNote('urls.error')}`,
-        ),
-      {},
-      500,
-    );
-  });
+      sendHtml(
+        ctx,
+        () =>
+          page(
+            'An OAuth 2.0 Error Occurred',
+            'The OAuth2 request resulted in an error.',
+            `${list}\n${keyNote('urls.error')}`,
+          ),
+        {},
+        500,
+      );
+    },
+  };
 }

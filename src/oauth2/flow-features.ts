@@ -1,19 +1,16 @@
 /**
- * Wiring of the browser flow and the endpoints built on it: login/consent admin API, `/oauth2/auth`,
- * `/oauth2/token` (every grant), `/userinfo`, introspection, revocation and the session admin API. Returns the services so that other
- * features (refresh, introspection, revocation, logout) can reuse them.
+ * Wiring of the browser flow and the services built on it: login/consent, `/oauth2/auth`,
+ * `/oauth2/token` (every grant), the device grant, `/userinfo`, verifiable credentials,
+ * introspection, revocation, sessions and logout. Routes are registered from src/oauth2/routes.ts.
  */
-import type Router from '@koa/router';
 import type { JWK } from 'jose';
 import type { Core } from '../container.ts';
 import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
-import { registerAuthorizeRoutes } from './authorize/handlers.ts';
 import { createClientOutbound } from './client-keys.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createFlowCodec } from './flows/challenge.ts';
 import { createFlowCookies } from './flows/cookies.ts';
-import { registerFlowRoutes } from './flows/handlers.ts';
 import { createFlowsService } from './flows/service.ts';
 import type { KeyProvider } from './jwk/provider.ts';
 import { type Client, LIFESPAN_FIELDS, type StoredClient } from './clients/model.ts';
@@ -21,31 +18,22 @@ import { renderClient } from './clients/schemas.ts';
 import type { ClientService } from './clients/service.ts';
 import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
 import { createSessionCodec } from './session-data.ts';
-import { registerSessionRoutes } from './sessions/handlers.ts';
 import { createSessionsService } from './sessions/service.ts';
 import { appendPath, tokenEndpoint } from './discovery/service.ts';
-import { registerTokenRoutes } from './token/handlers.ts';
 import { createTokenHook } from './token/hook.ts';
 import { createTokenIssuer } from './token/issue.ts';
 import { createTokenService } from './token/service.ts';
-import { registerUserinfoRoutes } from './userinfo/handlers.ts';
 import { createUserinfoService } from './userinfo/service.ts';
-import { registerIntrospectionRoutes } from './introspect/handlers.ts';
 import { createIntrospectionService } from './introspect/service.ts';
-import { registerRevocationRoutes } from './revoke/handlers.ts';
 import { createRevocationService } from './revoke/service.ts';
 import { createTokenLookup } from './token/lookup.ts';
 import type { TrustService } from './trust/service.ts';
 import { createLogoutChannels } from './logout/channels.ts';
 import { createLogoutCodec } from './logout/challenge.ts';
-import { registerLogoutRoutes } from './logout/handlers.ts';
 import { createLogoutService } from './logout/service.ts';
-import { registerFallbackRoutes } from './fallbacks.ts';
 import { createUserCodes } from './device/codes.ts';
-import { registerCredentialRoutes } from './credentials/handlers.ts';
 import { createVcNonces } from './credentials/nonce.ts';
 import { createCredentialsService } from './credentials/service.ts';
-import { registerDeviceRoutes } from './device/handlers.ts';
 import { createDeviceService } from './device/service.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
@@ -55,10 +43,7 @@ export function keyPortOf(provider: KeyProvider): KeyPort {
   };
 }
 
-export function createFlowFeatures(
-  core: Core,
-  deps: { clients: ClientPort; keys: KeyPort; trust: TrustService; publicRouter: Router; adminRouter: Router },
-) {
+export function createFlowFeatures(core: Core, deps: { clients: ClientPort; keys: KeyPort; trust: TrustService }) {
   const { config, clock, db } = core;
   const now = () => clock.now();
   const { clients, keys } = deps;
@@ -70,7 +55,6 @@ export function createFlowFeatures(
   const issuer = createTokenIssuer({ config, clock, keys, sessions, hook, vcNonces });
 
   const flows = createFlowsService({ db, clock, codec, clients });
-  registerFlowRoutes(deps.adminRouter, flows);
   const outbound = createClientOutbound({
     fetch: core.fetch.oauth2,
     fetchDynamic: core.fetch.oauth2Dynamic,
@@ -81,7 +65,6 @@ export function createFlowFeatures(
   });
   const authorizeDeps = { config, clock, db, outbound, codec, cookies, clients, keys, sessions, issuer };
   const authorize = createAuthorizeService(authorizeDeps);
-  registerAuthorizeRoutes(deps.publicRouter, authorize, config);
 
   const tokenUrls = [...new Set([tokenEndpoint(config), appendPath(config.urls.self.issuer, 'oauth2/token')])];
   const clientAuth = {
@@ -93,23 +76,17 @@ export function createFlowFeatures(
     assertionMaxTtlMs: config.oauth2.client_assertion.max_ttl,
   };
   const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
-  registerTokenRoutes(deps.publicRouter, token, config.oauth2.expose_internal_errors);
   const device = createDeviceService({
     ...authorizeDeps,
     ring: keyRing(config.secrets.system, 'flow'),
     userCodes: createUserCodes(config),
     clientAuth,
   });
-  registerDeviceRoutes(deps.publicRouter, deps.adminRouter, device, config);
   const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
-  registerCredentialRoutes(deps.publicRouter, credentials);
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
-  registerUserinfoRoutes(deps.publicRouter, userinfo);
   const lookup = createTokenLookup({ config, clock, db, keys });
   const introspection = createIntrospectionService({ config, clock, lookup, sessions });
-  registerIntrospectionRoutes(deps.adminRouter, introspection);
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
-  registerRevocationRoutes(deps.publicRouter, deps.adminRouter, revocation);
   const log = core.log;
   const channels = createLogoutChannels({
     config,
@@ -121,11 +98,8 @@ export function createFlowFeatures(
     log,
   });
   const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
-  registerSessionRoutes(deps.adminRouter, consentSessions);
   const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
   const logout = createLogoutService({ config, clock, db, codec: logoutCodec, cookies, clients, keys, channels, log });
-  registerLogoutRoutes(deps.publicRouter, deps.adminRouter, logout, config);
-  registerFallbackRoutes(deps.publicRouter);
 
   return {
     flows,

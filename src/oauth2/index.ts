@@ -5,23 +5,36 @@
 import Router from '@koa/router';
 import type { Core } from '../container.ts';
 import { type DiscoveryService, createDiscoveryService } from './discovery/service.ts';
-import { registerDiscoveryRoutes } from './discovery/handlers.ts';
+import { discoveryHandlers } from './discovery/handlers.ts';
 import { TtlLru } from './jwk/cache.ts';
-import { registerJwkRoutes } from './jwk/handlers.ts';
+import { jwkHandlers } from './jwk/handlers.ts';
 import type { Jwk } from './jwk/keys.ts';
 import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
 import { createKeySealer } from './jwk/sealed.ts';
 import { createJwkService, type JwkService } from './jwk/service.ts';
 import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
 import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
-import { mountClientRoutes } from './clients/routes.ts';
+import { clientHandlers } from './clients/handlers.ts';
+import { registrationHandlers } from './clients/registration-handlers.ts';
 import { type ClientService, createClientService } from './clients/service.ts';
 import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
-import { registerTrustRoutes } from './trust/handlers.ts';
+import { trustHandlers } from './trust/handlers.ts';
 import { createTrustService, type TrustService } from './trust/service.ts';
 import { createJanitor, type Janitor } from './janitor/service.ts';
 import type { PerClientCors } from '../core/http/cors.ts';
 import { createPerClientCors } from './cors.ts';
+import { authorizeHandlers } from './authorize/handlers.ts';
+import { credentialHandlers } from './credentials/handlers.ts';
+import { deviceHandlers } from './device/handlers.ts';
+import { fallbackHandlers } from './fallbacks.ts';
+import { flowHandlers } from './flows/handlers.ts';
+import { introspectionHandlers } from './introspect/handlers.ts';
+import { logoutHandlers } from './logout/handlers.ts';
+import { revocationHandlers } from './revoke/handlers.ts';
+import { mountOAuth2Routes } from './routes.ts';
+import { sessionHandlers } from './sessions/handlers.ts';
+import { tokenHandlers } from './token/handlers.ts';
+import { userinfoHandlers } from './userinfo/handlers.ts';
 
 export interface OAuth2 {
   publicRouter: Router;
@@ -66,28 +79,44 @@ export function createOAuth2(core: Core): OAuth2 {
     broadcastSets: config.webfinger.jwks.broadcast_keys,
   });
   const jwks = createJwkService({ db: core.db, nid, sealer, clock, provider: keys });
-  registerJwkRoutes(publicRouter, adminRouter, {
-    service: jwks,
-    provider: keys,
-    issuer: config.urls.self.issuer,
-    changes: core.changes,
-  });
   const discovery = createDiscoveryService(config, keys);
-  registerDiscoveryRoutes(publicRouter, discovery, core.changes);
 
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
-  mountClientRoutes({ admin: adminRouter, public: publicRouter }, { clients, registration });
   const trust = createTrustService({ db: core.db, clock, config, nid, sealer });
-  registerTrustRoutes(adminRouter, trust);
   const flows = createFlowFeatures(core, {
     clients: clientPortOf(clients),
     keys: keyPortOf(keys),
     trust,
-    publicRouter,
-    adminRouter,
   });
   const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
+  const dcr = registrationHandlers(registration);
+  const gate = dcr.requireDynamicRegistration;
+  const f = flows;
+  mountOAuth2Routes(
+    { public: publicRouter, admin: adminRouter },
+    {
+      ...jwkHandlers({ service: jwks, provider: keys, issuer: config.urls.self.issuer, changes: core.changes }),
+      ...discoveryHandlers(discovery, core.changes),
+      ...clientHandlers(clients),
+      createOidcDynamicClient: [gate, dcr.createOidcDynamicClient],
+      getOidcDynamicClient: [gate, dcr.getOidcDynamicClient],
+      setOidcDynamicClient: [gate, dcr.setOidcDynamicClient],
+      deleteOidcDynamicClient: [gate, dcr.deleteOidcDynamicClient],
+      ...trustHandlers(trust),
+      ...flowHandlers(f.flows),
+      ...authorizeHandlers(f.authorize, config),
+      ...deviceHandlers(f.device, config),
+      ...tokenHandlers(f.token, config.oauth2.expose_internal_errors),
+      ...credentialHandlers(f.credentials),
+      ...userinfoHandlers(f.userinfo),
+      ...introspectionHandlers(f.introspection),
+      ...revocationHandlers(f.revocation),
+      ...sessionHandlers(f.sessions),
+      ...logoutHandlers(f.logout, config),
+      ...fallbackHandlers(),
+    },
+  );
   const cors = createPerClientCors({ clients, lookup: flows.lookup, now: () => clock.now() });
   return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust, janitor, cors };
 }

@@ -28,7 +28,10 @@ const BENCH = import.meta.dirname;
 const PEERS = join(BENCH, 'peers');
 
 async function start(kind: Proc['kind'], script: string, env: Record<string, string>): Promise<Proc> {
+  // BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (see docs/performance.md).
+  const prof = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(script, [], {
+    execArgv: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [],
     env: { ...process.env, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });

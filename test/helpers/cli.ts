@@ -10,16 +10,23 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<CliResult> {
+/** `input`, when given, is written to the command's stdin (else stdin is empty). */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  input?: string,
+): Promise<CliResult> {
   return new Promise((res, rej) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout?.on('data', (d) => (stdout += d));
+    child.stderr?.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', rej);
     child.on('exit', (code) => {

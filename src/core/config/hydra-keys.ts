@@ -10,7 +10,7 @@
  * this list anyway.
  */
 export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
-  // OpenTelemetry tracing: OTLP is implemented (`tracing.provider: otel`), the other exporters are not.
+  // Tracing through Hydra's Jaeger and Zipkin exporters (gatehouse implements `tracing.provider: otel`).
   'tracing.providers.jaeger',
   'tracing.providers.zipkin',
   // Listener details.
@@ -24,7 +24,9 @@ export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
   'serve.public.tls.allow_termination_from',
   'serve.admin.tls.allow_termination_from',
   'serve.cookies.same_site_legacy_workaround',
-  'serve.cookies.names.device_csrf',
+  // rs/cors's pass-through of preflights to the routes; gatehouse always answers them itself.
+  'serve.public.cors.options_passthrough',
+  'serve.admin.cors.options_passthrough',
   // Others.
   'urls.identity_provider',
   'oauth2.refresh_token_hook',

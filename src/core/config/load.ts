@@ -25,6 +25,11 @@ export interface LoadOptions {
    * stderr as `config warning: …`.
    */
   warn?: (line: string) => void;
+  /**
+   * False for commands that neither sign nor decrypt anything (`migrate`, `janitor`): Hydra runs
+   * them with a DSN alone, so `secrets.system` is not required. Default true.
+   */
+  needsSecrets?: boolean;
 }
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
@@ -221,7 +226,12 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const warn = opts.warn ?? ((line: string) => process.stderr.write(`config warning: ${line}\n`));
   for (const w of warnings) warn(`${w} is a Hydra setting that gatehouse does not implement; ignored`);
   const cfg = structuredClone(parsed.data) as Config;
-  const more = crossChecks(cfg);
+  if (cfg.tracing.provider === 'jaeger' || cfg.tracing.provider === 'zipkin') {
+    warn(
+      `tracing.provider: ${cfg.tracing.provider} is a Hydra tracing provider that gatehouse does not implement; tracing is off (use otel, which Jaeger and Zipkin collectors accept over OTLP)`,
+    );
+  }
+  const more = crossChecks(cfg, opts.needsSecrets ?? true);
   if (more.length) throw new ConfigError(more);
   return deriveDefaults(cfg);
 }
@@ -259,9 +269,9 @@ const FIVE_MINUTES = 5 * 60_000;
 const RESERVED_JWT_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'scp', 'scope', 'ext'];
 const DAY = 86_400_000;
 
-function crossChecks(c: Config): string[] {
+function crossChecks(c: Config, needsSecrets: boolean): string[] {
   const out: string[] = [];
-  if (c.dsn !== 'memory' && c.secrets.system.length === 0) {
+  if (needsSecrets && c.dsn !== 'memory' && c.secrets.system.length === 0) {
     out.push('secrets.system: required when dsn is not memory (set SECRETS_SYSTEM to at least 16 random characters)');
   }
   const grace = c.oauth2.grant.refresh_token.rotation_grace_period;

@@ -463,6 +463,23 @@ export const spec = {
       ),
     },
   },
+  rate_limit: {
+    failed_auth: {
+      enabled: bool(
+        true,
+        'Limit failed client authentications (token, revocation) and failed SCIM bearer checks per credential and per source address (see Security: Rate limiting).',
+      ),
+      window: dur('1m', 'Length of the fixed counting window; a blocked caller may retry when it ends.'),
+      per_credential: int(
+        20,
+        'Failures per client id or SCIM directory per window before further attempts for it are refused with 429 (0: no per-credential limit).',
+      ),
+      per_address: int(
+        100,
+        'Failures per source address per window before its further attempts are refused with 429 (0: no per-address limit).',
+      ),
+    },
+  },
   worker: {
     concurrency: int(4, 'Jobs run at once per worker process.', 1),
     poll_interval: dur('2s', 'Fallback poll interval (jobs are normally picked up at once via LISTEN/NOTIFY).'),
@@ -475,6 +492,10 @@ export const spec = {
       '10s',
       'How often a worker looks for dead worker processes and releases their jobs at once (graphile-worker alone waits 4 hours).',
     ),
+    crontab: str(
+      '',
+      'Path of the crontab file the worker schedules from (empty: the `crontab` file shipped with gatehouse).',
+    ),
     metrics: {
       port: int(
         0,
@@ -485,11 +506,18 @@ export const spec = {
       host: str('', 'Interface of the worker metrics listener (empty: all interfaces).'),
     },
   },
+  queue: {
+    direct_dsn: str(
+      '',
+      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, for when `dsn` goes through a transaction-pooling pooler such as PgBouncer: workers run graphile-worker on it (LISTEN/NOTIFY, session advisory locks) and every process listens for key changes on it. Empty: `dsn`; a worker then refuses a `dsn` that turns out to be such a pooler, and web processes rebuild cached keys per use.',
+      { secret: true },
+    ),
+  },
   tracing: {
     provider: oneOf(
-      ['', 'otel', 'otlp', 'jaeger', 'zipkin', 'datadog', 'elastic-apm', 'instana'],
+      ['', 'otel', 'jaeger', 'zipkin'],
       '',
-      "Tracing backend (Hydra's key): `otel` (or `otlp`) sends OpenTelemetry spans over OTLP/HTTP; empty: off. Hydra's other backends are accepted and leave tracing off, with a warning.",
+      "Tracing backend (Hydra's key): `otel` sends OpenTelemetry spans over OTLP/HTTP; empty: off. Hydra's `jaeger` and `zipkin` are accepted with a warning and leave tracing off.",
     ),
     service_name: str('gatehouse', 'Service name of the spans (`service.name`).'),
     providers: {
@@ -565,7 +593,7 @@ export const spec = {
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
     debug_webhooks: bool(
       false,
-      'Log every webhook body and the receiver’s answer at info (secrets, tokens and e-mail addresses redacted).',
+      'Log every webhook body and the receiver’s answer at info, redacted (only the event’s identifiers stay readable; e-mail addresses and tokens in answers are masked).',
     ),
     page_limit: int(
       50,
@@ -600,6 +628,10 @@ export const spec = {
         'Path (on `dsync.external_url`) that starts the Google authorization.',
       ),
       callback_path: str('/api/scim/oauth/callback', 'Path (on `dsync.external_url`) of the OAuth callback.'),
+      authorization_link_ttl: dur(
+        '15m',
+        'How long an authorization link minted with `POST /api/v1/dsync/{id}/google/authorization-link` starts the Google authorization (see Directory sync).',
+      ),
       auth_url: url(
         'Google authorization endpoint (point it elsewhere for a test double or an air-gapped proxy).',
         'https://accounts.google.com/o/oauth2/v2/auth',

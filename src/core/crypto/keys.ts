@@ -13,6 +13,7 @@ export type KeyPurpose =
   | 'pagination' // page tokens
   | 'dsync' // directory-sync secrets at rest (cloud tokens, webhook secrets)
   | 'state' // signed OAuth state parameters (cloud directory authorization)
+  | 'dsync_link' // signed authorization links (starting a cloud directory authorization)
   | 'client-secret'; // keyed hashes of generated OAuth 2.0 client secrets
 
 export interface DerivedKey {

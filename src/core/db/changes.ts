@@ -5,9 +5,14 @@
  * `bump`, and on every loss of the connection (notifications may have been missed). A cache may
  * trust its entry only while `live()`: the LISTEN is in place; before that (and while reconnecting)
  * readers rebuild per use, as without a cache.
+ * LISTEN needs a session of its own: through a transaction-pooling pooler (PgBouncer) a
+ * notification is silently lost. Unless told its URL is direct, the feed first checks that it is
+ * not such a pooler (db/pooler.ts); if it is, the feed never goes live (caches rebuild per use,
+ * which is correct, only slower) and says once that `queue.direct_dsn` gives it a direct connection.
  */
 import pg from 'pg';
 import type { Logger } from '../log.ts';
+import { behindTransactionPooler } from './pooler.ts';
 
 export const CHANGES_CHANNEL = 'gatehouse_changes';
 export type ChangeTopic = 'jwk';
@@ -22,7 +27,13 @@ export interface ChangeFeed {
   close(): Promise<void>;
 }
 
-export function createChangeFeed(o: { url: string; log: Logger; retryMs?: number }): ChangeFeed {
+export function createChangeFeed(o: {
+  url: string;
+  log: Logger;
+  retryMs?: number;
+  /** The URL is a direct connection (no pooler check). */
+  direct?: boolean;
+}): ChangeFeed {
   const versions = new Map<string, number>();
   let generation = 0;
   let client: pg.Client | undefined;
@@ -77,7 +88,17 @@ export function createChangeFeed(o: { url: string; log: Logger; retryMs?: number
   const start = () => {
     if (started || closed) return;
     started = true;
-    connect();
+    if (o.direct) return connect();
+    behindTransactionPooler(o.url, 1).then(
+      (pooled) => {
+        if (!pooled) return connect();
+        o.log.warn(
+          'change notifications: dsn goes through a transaction-pooling pooler, where LISTEN cannot work; caches of keys and discovery documents rebuild per use. Set queue.direct_dsn to a direct PostgreSQL connection to cache them.',
+        );
+      },
+      // The database is not reachable yet: the listener retries as after a lost connection.
+      () => connect(),
+    );
   };
 
   return {

@@ -236,6 +236,8 @@ export const quietGraphileLogger = new GraphileLogger(() => () => {});
 export interface MigrateOptions {
   dir?: string;
   onApply?: (file: string) => void;
+  /** After each migration, with how long it took (ms). */
+  onApplied?: (file: string, ms: number) => void;
   graphileLogger?: GraphileLogger;
 }
 
@@ -300,7 +302,9 @@ export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise
     for (const f of states) {
       if (f.status !== 'pending') continue;
       opts.onApply?.(f.file);
+      const started = performance.now();
       await runFile(client, f, f.up, [RECORD, [f.version, f.name, f.checksum]], 'migration');
+      opts.onApplied?.(f.file, performance.now() - started);
       result.applied.push(f.file);
     }
   });

@@ -234,6 +234,7 @@ export interface DsyncDirectoriesTable {
   google_refresh_token: Generated<string>;
   event_seq: Generated<number>;
   google_domain: Generated<string>;
+  google_customer_id: Generated<string>;
   google_access_token_expires_at: Date | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
@@ -309,6 +310,13 @@ export interface DsyncWebhookOutboxTable {
   created_at: Generated<Date>;
 }
 
+/** The real-time sender job of a directory (sql/0181_dsync_webhook_senders.sql). */
+export interface DsyncWebhookSendersTable {
+  directory_id: string;
+  job_id: number;
+  created_at: Generated<Date>;
+}
+
 export interface DsyncWebhookBackoffTable {
   directory_id: string;
   attempts: number;
@@ -347,6 +355,13 @@ export interface DsyncCloudSyncsTable {
   finished_at: Date | null;
   error: Generated<string>;
   stats: Json<Record<string, unknown>> | null;
+}
+
+/** Failed authentications per hashed key and fixed window (sql/0193, src/core/http/auth-failures.ts). */
+export interface AuthFailuresTable {
+  key: string;
+  window_start: Date;
+  failures: number;
 }
 
 export interface AuditEventsTable {
@@ -388,9 +403,11 @@ export interface Database {
   dsync_setup_links: DsyncSetupLinksTable;
   dsync_webhook_outbox: DsyncWebhookOutboxTable;
   dsync_webhook_backoff: DsyncWebhookBackoffTable;
+  dsync_webhook_senders: DsyncWebhookSendersTable;
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
+  auth_failures: AuthFailuresTable;
   audit_events: AuditEventsTable;
 }
 
@@ -569,6 +586,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'created_at',
     'updated_at',
     'google_domain',
+    'google_customer_id',
     'google_access_token_expires_at',
   ],
   dsync_users: [
@@ -604,6 +622,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   ],
   dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
   dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
+  dsync_webhook_senders: ['directory_id', 'job_id', 'created_at'],
   dsync_webhook_logs: [
     'id',
     'directory_id',
@@ -617,6 +636,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'completed_at',
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
+  auth_failures: ['key', 'window_start', 'failures'],
   dsync_cloud_syncs: [
     'directory_id',
     'lease_owner',

@@ -28,6 +28,8 @@ export interface AppOptions {
   disableHealthLog?: boolean;
   /** Routers of the domains, mounted in order. */
   routers: Router[];
+  /** Middleware run after body parsing, before the routers (e.g. the failed-authentication limiter). */
+  middleware?: Koa.Middleware[];
   /** Max JSON/form body size in bytes (or a size string such as `1mb`). */
   bodyLimit?: number | string;
   /** Other body limits by path prefix (the first match wins), e.g. SCIM on the public listener. */
@@ -168,6 +170,7 @@ export function createApp(o: AppOptions): Koa {
   app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
   // After body parsing (per-client origins read the form's client_id); preflights end here.
   if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
+  for (const m of o.middleware ?? []) app.use(m);
   for (const r of o.routers) {
     app.use(r.routes());
     app.use(r.allowedMethods());
@@ -186,22 +189,27 @@ export interface Listening {
 
 /**
  * Node's HTTP parser refuses a request line plus headers over `maxHeaderSize` before Koa sees it;
- * answer that with 431 and a JSON error body (Node's default answer has none), anything else the
- * parser refuses with a bare 400, as Node does.
+ * answer that with 431 and a JSON error body (Node's default answer has none); a request timeout
+ * with 408 and anything else the parser refuses with 400, as Node does, also with a JSON body.
  */
 function onClientError(err: Error & { code?: string }, socket: Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const body = JSON.stringify(
-    tooLarge
-      ? { error: 'Request Header Fields Too Large', error_description: 'The request line and headers are too large.' }
-      : { error: 'Bad Request', error_description: 'The request could not be parsed.' },
-  );
+  const [status, error, description] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          '431 Request Header Fields Too Large',
+          'Request Header Fields Too Large',
+          'The request line and headers are too large.',
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', 'Request Timeout', 'The request was not received in time.']
+        : ['400 Bad Request', 'Bad Request', 'The request could not be parsed.'];
+  const body = JSON.stringify({ error, error_description: description });
   socket.end(
-    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+    `HTTP/1.1 ${status}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

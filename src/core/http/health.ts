@@ -3,8 +3,8 @@
  * `/admin/metrics/prometheus` (Hydra's path) on the admin listener only.
  */
 import Router from '@koa/router';
-import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
 import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
+import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
 
 export interface HealthDeps {
   version: string;
@@ -14,10 +14,11 @@ export interface HealthDeps {
 
 export function healthRouter(deps: HealthDeps, prefix = ''): Router {
   const r = new Router({ prefix });
-  r.get('/health/alive', (ctx) => {
+  // Handler names are Hydra's operation ids (they name the operations in the OpenAPI documents).
+  r.get('/health/alive', function isAlive(ctx) {
     ctx.body = { status: 'ok' };
   });
-  r.get('/health/ready', async (ctx) => {
+  r.get('/health/ready', async function isReady(ctx) {
     const errors = await deps.readiness();
     if (Object.keys(errors).length) {
       ctx.status = 503;
@@ -27,19 +28,8 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
     }
     ctx.body = { status: 'ok' };
   });
-  r.get('/version', (ctx) => {
+  r.get('/version', function getVersion(ctx) {
     ctx.body = { version: deps.version };
-  });
-  return r;
-}
-
-/** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
-export function metricsRouter(): Router {
-  const r = new Router();
-  r.get('/admin/metrics/prometheus', async (ctx) => {
-    const body = await renderMetrics();
-    ctx.type = PROMETHEUS_CONTENT_TYPE;
-    ctx.body = body;
   });
   return r;
 }
@@ -54,6 +44,17 @@ export function jacksonHealthRouter(deps: HealthDeps): Router {
     const errors = await deps.readiness();
     ctx.status = Object.keys(errors).length ? 503 : 200;
     ctx.body = { version: deps.version.replace(/^v/, '') };
+  });
+  return r;
+}
+
+/** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
+export function metricsRouter(): Router {
+  const r = new Router();
+  r.get('/admin/metrics/prometheus', async (ctx) => {
+    const body = await renderMetrics();
+    ctx.type = PROMETHEUS_CONTENT_TYPE;
+    ctx.body = body;
   });
   return r;
 }

@@ -8,9 +8,11 @@
  *   but its own: a lock it can take belongs to a dead pool, whose jobs and named queues are then
  *   released with `graphile_worker.force_unlock_workers` and run again at once.
  * Only registered pools are ever released, so a worker started some other way (the plain
- * graphile-worker CLI) is never mistaken for a dead one. The lock is taken before the pool can
- * lock its first job (the query is on the wire before the pool's first fetch); a process dying
- * in that first instant leaves its job to graphile-worker's 4-hour sweep.
+ * graphile-worker CLI) is never mistaken for a dead one. That makes the registration a hard
+ * precondition of locking a job: graphile-worker gets the pool through `gatedPool`, whose
+ * `connect()` waits until every pool created so far holds its lock and has its committed
+ * `worker_pools` row. A process that dies before that point has locked nothing; one that dies
+ * after it is found by the next sweep. No job is ever left to graphile-worker's 4-hour sweep.
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
@@ -24,6 +26,11 @@ export interface Liveness {
   register(poolId: string): void;
   /** Resolves when the registrations made so far are in place. */
   ready(): Promise<void>;
+  /**
+   * Resolves when every pool registered so far holds its lock and its row is committed; rejects
+   * when a registration failed (and starts it again, so a later call can succeed).
+   */
+  registered(): Promise<void>;
   /** Releases the jobs of dead pools now; returns their ids. */
   sweep(): Promise<string[]>;
   stop(): Promise<void>;
@@ -35,6 +42,8 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
   let client: pg.PoolClient | undefined = await o.pool.connect();
   let stopped = false;
   let stopping: Promise<void> | undefined;
+  /** The chain of registrations: each waits for the previous one, on the liveness connection. */
+  let registration: Promise<void> = Promise.resolve();
 
   const hold = (c: pg.PoolClient, id: string) =>
     Promise.all([
@@ -100,14 +109,39 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
   }, o.intervalMs);
   timer.unref();
 
+  const registerNow = (poolId: string) => {
+    const previous = registration;
+    registration = (async () => {
+      await previous.catch(() => {});
+      if (client) await hold(client, poolId);
+      else await reacquire(); // holds every lock of `mine`, this one included
+    })();
+    pending.push(registration.catch((e) => o.log.error({ err: e }, 'worker registration failed')));
+  };
+
   return {
     register(poolId) {
       mine.add(poolId);
-      if (client)
-        pending.push(hold(client, poolId).catch((e) => o.log.error({ err: e }, 'worker registration failed')));
+      registerNow(poolId);
     },
     async ready() {
       await Promise.all(pending);
+    },
+    async registered() {
+      const current = registration;
+      try {
+        await current;
+      } catch (e) {
+        // Try again from a fresh connection for the next caller; this one fails (no job is locked).
+        if (registration === current) {
+          const c = client;
+          client = undefined;
+          c?.release(true);
+          registration = reacquire();
+          pending.push(registration.catch(() => {}));
+        }
+        throw new Error(`worker registration failed: ${(e as Error).message}`);
+      }
     },
     sweep,
     stop() {
@@ -129,4 +163,30 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
       return stopping;
     },
   };
+}
+
+/**
+ * The pool as graphile-worker sees it: `connect()` (both its promise and its callback forms) first
+ * waits for `gate`. graphile-worker takes every job-locking and LISTEN connection through
+ * `connect()`, so no job can be locked by a pool before the gate opens.
+ */
+export function gatedPool(pool: pg.Pool, gate: () => Promise<void>): pg.Pool {
+  return new Proxy(pool, {
+    get(target, prop) {
+      if (prop === 'connect') {
+        return (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
+          if (typeof cb === 'function') {
+            gate().then(
+              () => target.connect(cb as never),
+              (e: Error) => cb(e, undefined, () => {}),
+            );
+            return undefined;
+          }
+          return gate().then(() => target.connect());
+        };
+      }
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
 }

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Logger as GraphileLogger, run, type Runner, type Task, type TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger } from '../log.ts';
-import { startLiveness } from './liveness.ts';
+import { gatedPool, startLiveness } from './liveness.ts';
 import type { BoundTask } from './task.ts';
 
 export const TASKS_DIR = resolve(import.meta.dirname, '../../../tasks');
@@ -49,6 +49,7 @@ export interface WorkerOptions {
   concurrency: number;
   pollInterval: number;
   taskList: TaskList;
+  /** Path of the crontab file (default: the shipped `crontab`); `crontab` gives its text instead. */
   crontabFile?: string;
   crontab?: string;
   /** How often dead worker processes are looked for (see liveness.ts); default 10 s. */
@@ -60,17 +61,23 @@ export interface WorkerOptions {
  * of dead workers are released at start and then every `livenessIntervalMs`.
  */
 export async function startWorker(o: WorkerOptions): Promise<Runner> {
+  // graphile-worker treats a missing crontab file as an empty one; a configured path must exist.
+  if (o.crontabFile && !existsSync(resolve(o.crontabFile)))
+    throw new Error(`worker.crontab: the crontab file ${o.crontabFile} does not exist`);
   const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
   const events = new EventEmitter();
   events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
   let runner: Runner;
   try {
     runner = await run({
-      pgPool: o.pool,
+      // Job-locking connections wait for this process's pool registration (see liveness.ts).
+      pgPool: gatedPool(o.pool, liveness.registered),
       concurrency: o.concurrency,
       pollInterval: o.pollInterval,
       taskList: o.taskList,
-      ...(o.crontab !== undefined ? { crontab: o.crontab } : { crontabFile: o.crontabFile ?? CRONTAB_FILE }),
+      ...(o.crontab !== undefined
+        ? { crontab: o.crontab }
+        : { crontabFile: o.crontabFile ? resolve(o.crontabFile) : CRONTAB_FILE }),
       noHandleSignals: true,
       logger: graphileLogger(o.log),
       events: events as never,

@@ -38,13 +38,6 @@ export interface TracingHandle {
 
 let active: TracingHandle | undefined;
 
-/** `otel` is Hydra's name for OTLP export; `otlp` is accepted as well. */
-const isOtlp = (provider: string) => provider === 'otel' || provider === 'otlp';
-
-/** A configured backend gatehouse does not implement (Hydra's jaeger, zipkin, …): tracing stays off. */
-export const unsupportedTracingProvider = (cfg: TracingConfig): string | undefined =>
-  cfg.provider && !isOtlp(cfg.provider) ? cfg.provider : undefined;
-
 /**
  * Registers the SDK. With `exporter` (tests: an in-memory exporter) spans go there; otherwise
  * `tracing.provider: otel` sends them to `tracing.providers.otlp.server_url` (OTLP over HTTP, path
@@ -55,7 +48,7 @@ export async function startTracing(
   opts: { exporter?: SpanExporter; version?: string } = {},
 ): Promise<TracingHandle | undefined> {
   if (active) return active;
-  if (!opts.exporter && !isOtlp(cfg.provider)) return undefined;
+  if (!opts.exporter && cfg.provider !== 'otel') return undefined;
   const sdk = await import('@opentelemetry/sdk-trace');
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   const { W3CTraceContextPropagator } = await import('@opentelemetry/core');
@@ -85,13 +78,22 @@ export async function startTracing(
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   const handle: TracingHandle = {
-    /** Flushes what is buffered (at most 3 s; an unreachable collector loses those spans, never the exit). */
+    /** Flushes what is buffered: at most 3 s, so an unreachable collector never holds up an exit. */
     async shutdown() {
-      await Promise.race([provider.shutdown().catch(() => {}), new Promise((r) => setTimeout(r, 3_000).unref())]);
-      trace.disable();
-      context.disable();
-      propagation.disable();
-      if (active === handle) active = undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the collector did not answer within 3 s')), 3_000);
+        timer.unref();
+      });
+      try {
+        await Promise.race([provider.shutdown(), late]);
+      } finally {
+        clearTimeout(timer);
+        trace.disable();
+        context.disable();
+        propagation.disable();
+        if (active === handle) active = undefined;
+      }
     },
   };
   active = handle;

@@ -86,6 +86,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       webhook: lazyField({ endpoint: r.webhook_endpoint }, 'secret', r.id, 'webhook_secret', r.webhook_secret),
       scim: lazyField({ path: r.scim_path }, 'secret', r.id, 'scim_secret', r.scim_secret),
       googleDomain: r.google_domain,
+      googleCustomerId: r.google_customer_id,
       googleAccessTokenExpiresAt: r.google_access_token_expires_at,
       createdAt: r.created_at,
     };
@@ -311,7 +312,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
    */
   async function setGoogleTokens(
     id: string,
-    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string },
+    t: { accessToken: string; refreshToken?: string; expiresAt: Date | null; domain?: string; customerId?: string },
     db: Executor = o.db,
   ): Promise<Directory | undefined> {
     if (!isUuid(id)) return undefined;
@@ -323,6 +324,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         ? { google_refresh_token: sealField(key, 'google_refresh_token', t.refreshToken) }
         : {}),
       ...(t.domain !== undefined ? { google_domain: t.domain } : {}),
+      ...(t.customerId !== undefined ? { google_customer_id: t.customerId } : {}),
       updated_at: o.clock.now(),
     });
     return row && fromRow(row);

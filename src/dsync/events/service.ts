@@ -7,17 +7,17 @@
  * queues their delivery:
  * - directory without webhook endpoint or secret: nothing (Jackson drops the event);
  * - batch mode (`dsync.webhook_batch_size` > 0): an outbox row for the batch processor;
- * - otherwise: an outbox row and a `webhook_deliver` job (queue `dsync:<directory id>`).
+ * - otherwise: an outbox row, and the directory's sender job (`webhook_deliver`, queue
+ *   `dsync:<directory id>`) enqueued when it has none that will still run (see delivery.ts).
  * No event and no delivery exist for a change that rolled back; no committed change lacks them.
  * Callbacks (`requests.handle(request, callback)`) are called by the caller after the commit,
  * with the same objects that are delivered (`batch.events` after `persistEvents`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
-import { enqueueManyWithIds, hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
-import { allocateEventSeq } from '../store/directories.ts';
-import { type EventRow, insertEvents } from '../store/events.ts';
-import { insertOutbox } from '../store/outbox.ts';
+import { hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
+import { type EventRow, writeEvents } from '../store/events.ts';
+import { ensureSender } from '../store/outbox.ts';
 import type {
   Directory,
   DirectorySyncEvent,
@@ -88,31 +88,48 @@ export class DirectoryUnavailable extends Error {
 
 /**
  * Writes the batch's events and queues their delivery, as the last writes of the change's
- * transaction: the sequence numbers are taken with the directory row lock (store/directories.ts
- * allocateEventSeq), which is then held only for these few statements and the commit, so the
- * sequence is gap-free and follows commit order while the change itself ran without it.
+ * transaction: one statement for the events and their outbox rows (store/events.ts writeEvents;
+ * the sequence numbers are taken with the directory row lock, then held only until the commit, so
+ * the sequence is gap-free and follows commit order while the change itself ran without it), one
+ * for the directory's sender in real-time mode.
  * @throws DirectoryUnavailable (the transaction must roll back)
  */
 async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   const n = batch.pending.length;
   if (!n) return;
   const directory = batch.directory;
-  const allocated = await allocateEventSeq(trx, directory.id, n);
-  if (!allocated) throw new DirectoryUnavailable('deleted');
-  if (allocated.deactivated) throw new DirectoryUnavailable('deactivated');
-  const first = allocated.before + 1;
-  const createdAt = batch.policy.now();
-  const rows: EventRow[] = batch.pending.map((payload, i) => ({
-    id: randomUUID(),
+  const policy = batch.policy;
+  const createdAt = policy.now();
+  const events = batch.pending.map((payload) => ({ id: randomUUID(), event: payload.event, payload }));
+  // An embedder's callback as the event sink (policy.webhooks false) means no webhook for these events.
+  const delivered = policy.webhooks !== false && hasWebhook(directory);
+  const outbox = !delivered ? 'none' : policy.batchMode ? 'batch' : 'realtime';
+  const written = await writeEvents(trx, {
     directoryId: directory.id,
-    seq: first + i,
-    event: payload.event,
-    payload,
+    events,
+    createdAt,
+    outbox,
+  });
+  if (!written) throw new DirectoryUnavailable('deleted');
+  if (written.deactivated) throw new DirectoryUnavailable('deactivated');
+  if (outbox === 'realtime') {
+    await ensureSender(trx, directory.id, {
+      task: DELIVER_TASK,
+      queueName: deliveryQueue(directory.id),
+      maxAttempts: policy.maxAttempts,
+    });
+  }
+  const rows: EventRow[] = events.map((e, i) => ({
+    ...e,
+    directoryId: directory.id,
+    seq: written.before + 1 + i,
     createdAt,
   }));
-  await insertEvents(trx, rows);
   batch.events.push(...rows.map(wireEvent));
-  if (batch.policy.webhooks !== false) await queueDelivery(trx, directory, rows, batch.policy);
+  // The interval timer of batch mode runs while there is work; the first queued event starts it.
+  if (outbox === 'batch' && policy.batchIntervalMs > 0 && !(await hasWaitingJob(trx, PROCESS_KEY))) {
+    await scheduleProcessing(trx, new Date(policy.now().getTime() + policy.batchIntervalMs), 'timer');
+  }
 }
 
 /**
@@ -130,31 +147,6 @@ export async function withEvents<T>(
   const value = await change(batch);
   await persistEvents(trx, batch);
   return { value, events: batch.events };
-}
-
-async function queueDelivery(trx: Executor, d: Directory, rows: EventRow[], policy: DeliveryPolicy): Promise<void> {
-  if (!hasWebhook(d)) return;
-  if (policy.batchMode) {
-    await insertOutbox(
-      trx,
-      rows.map((r) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'batch', jobId: null })),
-    );
-    // The interval timer runs while there is work; the first queued event starts it.
-    if (policy.batchIntervalMs > 0 && !(await hasWaitingJob(trx, PROCESS_KEY))) {
-      await scheduleProcessing(trx, new Date(policy.now().getTime() + policy.batchIntervalMs), 'timer');
-    }
-    return;
-  }
-  const jobIds = await enqueueManyWithIds(
-    trx,
-    DELIVER_TASK,
-    rows.map((r) => ({ directoryId: d.id, eventId: r.id })),
-    { queueName: deliveryQueue(d.id), maxAttempts: policy.maxAttempts },
-  );
-  await insertOutbox(
-    trx,
-    rows.map((r, i) => ({ eventId: r.id, directoryId: d.id, seq: r.seq, mode: 'realtime', jobId: jobIds[i] ?? null })),
-  );
 }
 
 /** Makes sure a batch processing run happens no later than `runAt`. */

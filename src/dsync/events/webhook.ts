@@ -12,7 +12,7 @@ import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
 import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
-import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
+import { type KeepAlive, type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import type { Directory } from '../types.ts';
 import type { WebhookLogsService } from './logs.ts';
@@ -57,6 +57,7 @@ export async function postWebhook(
   clock: Clock,
   target: { endpoint: string; secret: string },
   body: string,
+  keepAlive?: KeepAlive,
 ): Promise<WebhookAttempt> {
   const startedAt = clock.now();
   const signature = webhookSignature(target.secret, startedAt.getTime(), body);
@@ -71,6 +72,7 @@ export async function postWebhook(
       body,
       redirect: 'manual',
       maxBytes: MAX_RESPONSE_BYTES,
+      keepAlive,
     });
     const delivered = res.status >= 200 && res.status < 300;
     metrics.webhookDeliveries.inc({ outcome: delivered ? 'delivered' : 'failed' });

@@ -148,6 +148,8 @@ export function createScimService(o: {
    * Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). `trusted` is for
    * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
    * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
+   * `webhooks: false`: the events are stored but no webhook is queued (a library callback is the
+   * event sink).
    */
   async function handle(
     req: DirectorySyncRequest,

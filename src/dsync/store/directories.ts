@@ -18,7 +18,7 @@ export async function findDirectory(db: Executor, id: string): Promise<Directory
 /**
  * Locks the directory row until the transaction ends: a cloud sync holds it for its whole
  * transaction. SCIM writes do not: they take the row lock only when their events get their
- * sequence numbers, right before the commit (allocateEventSeq).
+ * sequence numbers, right before the commit (store/events.ts writeEvents).
  */
 export async function lockDirectory(db: Executor, id: string): Promise<DirectoryRow | undefined> {
   return db.selectFrom('dsync_directories').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -55,26 +55,6 @@ export async function listDirectories(db: Executor, q: DirectoryQuery): Promise<
   if (q.offset) s = s.offset(q.offset);
   if (q.limit !== undefined) s = s.limit(q.limit);
   return s.execute();
-}
-
-/**
- * Hands out `n` sequence numbers (the last one handed out before them is returned). The update
- * takes the directory row lock until the transaction ends, so the numbers of concurrent writers
- * follow their commit order and a rolled-back writer leaves no gap. Undefined when the directory
- * is gone; `deactivated` as committed now (a deactivation that committed meanwhile is seen).
- */
-export async function allocateEventSeq(
-  db: Executor,
-  id: string,
-  n: number,
-): Promise<{ before: number; deactivated: boolean } | undefined> {
-  const r = await db
-    .updateTable('dsync_directories')
-    .set((eb) => ({ event_seq: eb('event_seq', '+', n) }))
-    .where('id', '=', id)
-    .returning(['event_seq', 'deactivated'])
-    .executeTakeFirst();
-  return r && { before: Number(r.event_seq) - n, deactivated: r.deactivated };
 }
 
 export async function countDirectories(db: Executor): Promise<number> {

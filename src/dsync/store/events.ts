@@ -1,4 +1,5 @@
 /** dsync_events: the DirectorySyncEvents written with each change, in commit order per directory. */
+import { sql } from 'kysely';
 import type { Executor } from '../../core/db/tx.ts';
 import type { DirectorySyncEvent } from '../types.ts';
 
@@ -11,21 +12,46 @@ export interface EventRow {
   createdAt: Date;
 }
 
-export async function insertEvents(db: Executor, rows: EventRow[]): Promise<void> {
-  if (!rows.length) return;
-  await db
-    .insertInto('dsync_events')
-    .values(
-      rows.map((r) => ({
-        id: r.id,
-        directory_id: r.directoryId,
-        seq: r.seq,
-        event: r.event,
-        payload: JSON.stringify(r.payload),
-        created_at: r.createdAt,
-      })),
+export interface NewEvents {
+  directoryId: string;
+  /** In order; they get the directory's next sequence numbers. */
+  events: Array<{ id: string; event: string; payload: DirectorySyncEvent }>;
+  createdAt: Date;
+  /** How they are queued for delivery: not at all, for the batch processor, or for the sender. */
+  outbox: 'none' | 'batch' | 'realtime';
+}
+
+/**
+ * Writes a change's events in one statement: takes the next sequence numbers (the `UPDATE` of the
+ * directory row locks it until the transaction ends, so numbers follow commit order; after waiting
+ * for that lock it sees the latest `event_seq`), inserts the events and their outbox rows.
+ * Undefined when the directory is gone; the caller rolls back when it is deactivated. The first
+ * event's seq is `before + 1`. (The sender check must be a statement of its own, after this one:
+ * this statement's snapshot predates the lock wait; see store/outbox.ts ensureSender.)
+ */
+export async function writeEvents(
+  db: Executor,
+  w: NewEvents,
+): Promise<{ before: number; deactivated: boolean } | undefined> {
+  const n = w.events.length;
+  const mode = w.outbox === 'none' ? null : w.outbox;
+  const { rows } = await sql<{ before: string; deactivated: boolean }>`
+    with seq as (
+      update dsync_directories set event_seq = event_seq + ${n}::bigint where id = ${w.directoryId}::uuid
+      returning event_seq - ${n}::bigint as before, deactivated
+    ), ev as (
+      insert into dsync_events (id, directory_id, seq, event, payload, created_at)
+      select (t.e ->> 'id')::uuid, ${w.directoryId}::uuid, seq.before + t.ord, t.e ->> 'event', t.e -> 'payload',
+        ${w.createdAt}::timestamptz
+      from seq, json_array_elements(${JSON.stringify(w.events)}::json) with ordinality as t(e, ord)
+      returning id, seq
+    ), ob as (
+      insert into dsync_webhook_outbox (event_id, directory_id, seq, mode, job_id)
+      select ev.id, ${w.directoryId}::uuid, ev.seq, ${mode}::text, null from ev where ${mode}::text is not null
     )
-    .execute();
+    select before, deactivated from seq`.execute(db);
+  const r = rows[0];
+  return r && { before: Number(r.before), deactivated: r.deactivated };
 }
 
 /** A directory's events after `afterSeq`, in sequence order. */

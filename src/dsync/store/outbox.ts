@@ -1,7 +1,9 @@
 /**
- * dsync_webhook_outbox (events waiting for delivery) and dsync_webhook_backoff (batch mode's
- * per-directory retry gate). See sql/0150_dsync_webhooks.sql.
+ * dsync_webhook_outbox (events waiting for delivery), dsync_webhook_senders (the real-time sender
+ * of each directory) and dsync_webhook_backoff (batch mode's per-directory retry gate). See
+ * sql/0150_dsync_webhooks.sql and sql/0181_dsync_webhook_senders.sql.
  */
+import { withTraceContext } from '../../core/observability/tracing.ts';
 import { sql } from 'kysely';
 import type { Executor } from '../../core/db/tx.ts';
 import type { DirectorySyncEvent } from '../types.ts';
@@ -9,103 +11,14 @@ import type { EventRow } from './events.ts';
 
 export type DeliveryMode = 'realtime' | 'batch';
 
-export interface OutboxInsert {
-  eventId: string;
-  directoryId: string;
-  seq: number;
-  mode: DeliveryMode;
-  jobId: number | null;
-}
-
-/** Advisory-lock classes (the second key is hashtext(directory id)). */
-const REALTIME_LOCK = 0x64_73_72_74; // 'dsrt'
+/** Advisory-lock class of batch mode (the second key is hashtext(directory id)). */
 const BATCH_LOCK = 0x64_73_62_74; // 'dsbt'
-
-export async function insertOutbox(db: Executor, rows: OutboxInsert[]): Promise<void> {
-  if (!rows.length) return;
-  await db
-    .insertInto('dsync_webhook_outbox')
-    .values(
-      rows.map((r) => ({
-        event_id: r.eventId,
-        directory_id: r.directoryId,
-        seq: r.seq,
-        mode: r.mode,
-        job_id: r.jobId,
-      })),
-    )
-    .execute();
-}
-
-/** Serialises the realtime claim step of one directory until the transaction ends. */
-export async function lockRealtime(db: Executor, directoryId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(${REALTIME_LOCK}::int, hashtext(${directoryId}))`.execute(db);
-}
 
 /** Takes the batch lock of a directory for the transaction; false when another processor has it. */
 export async function tryLockBatch(db: Executor, directoryId: string): Promise<boolean> {
   const { rows } = await sql<{ ok: boolean }>`
     select pg_try_advisory_xact_lock(${BATCH_LOCK}::int, hashtext(${directoryId})) as ok`.execute(db);
   return rows[0]?.ok === true;
-}
-
-/** Whether a job has realtime rows, and whether its event still exists (gone only with its directory). */
-export async function realtimeJobState(
-  db: Executor,
-  directoryId: string,
-  jobId: number,
-  eventId: string,
-): Promise<{ owns: boolean; eventExists: boolean }> {
-  const { rows } = await sql<{ owns: boolean; event_exists: boolean }>`
-    select exists (select 1 from dsync_webhook_outbox
-                   where directory_id = ${directoryId} and mode = 'realtime' and job_id = ${jobId}) as owns,
-           exists (select 1 from dsync_events where id = ${eventId}) as event_exists`.execute(db);
-  return { owns: rows[0]?.owns === true, eventExists: rows[0]?.event_exists === true };
-}
-
-export async function ownsRealtime(db: Executor, directoryId: string, jobId: number): Promise<boolean> {
-  const r = await db
-    .selectFrom('dsync_webhook_outbox')
-    .select('event_id')
-    .where('directory_id', '=', directoryId)
-    .where('mode', '=', 'realtime')
-    .where('job_id', '=', jobId)
-    .limit(1)
-    .executeTakeFirst();
-  return r !== undefined;
-}
-
-/** The earliest undelivered realtime event of a directory and the job responsible for it. */
-export async function realtimeHead(
-  db: Executor,
-  directoryId: string,
-): Promise<{ eventId: string; seq: number; jobId: number | null } | undefined> {
-  const r = await db
-    .selectFrom('dsync_webhook_outbox')
-    .select(['event_id', 'seq', 'job_id'])
-    .where('directory_id', '=', directoryId)
-    .where('mode', '=', 'realtime')
-    .orderBy('seq')
-    .limit(1)
-    .executeTakeFirst();
-  return r && { eventId: r.event_id, seq: Number(r.seq), jobId: r.job_id === null ? null : Number(r.job_id) };
-}
-
-/** Hands rows to job `to`: those of job `from`, or every realtime row of the directory. */
-export async function reassignRealtime(
-  db: Executor,
-  directoryId: string,
-  from: number | 'all',
-  to: number,
-): Promise<number> {
-  let q = db
-    .updateTable('dsync_webhook_outbox')
-    .set({ job_id: to })
-    .where('directory_id', '=', directoryId)
-    .where('mode', '=', 'realtime');
-  if (from !== 'all') q = q.where('job_id', '=', from);
-  const r = await q.executeTakeFirst();
-  return Number(r.numUpdatedRows);
 }
 
 export type QueuedEvent = EventRow & { jobId: number | null };
@@ -200,43 +113,70 @@ export async function dropQueued(db: Executor, directoryId: string, mode: Delive
   return Number(r.numDeletedRows);
 }
 
-/** Realtime rows by responsible job: (directory, job) pairs, for finding rows whose job is gone. */
-export async function realtimeOwners(
-  db: Executor,
-  limit = 1000,
-): Promise<Array<{ directoryId: string; jobId: number }>> {
-  const rows = await db
-    .selectFrom('dsync_webhook_outbox')
-    .select(['directory_id', 'job_id'])
-    .where('mode', '=', 'realtime')
-    .where('job_id', 'is not', null)
-    .groupBy(['directory_id', 'job_id'])
-    .limit(limit)
-    .execute();
-  return rows.map((r) => ({ directoryId: r.directory_id, jobId: Number(r.job_id) }));
+// --- real-time senders (sql/0181_dsync_webhook_senders.sql) -------------------------------------
+
+export interface SenderJob {
+  task: string;
+  queueName: string;
+  maxAttempts: number;
 }
 
-/** Directories with realtime rows that no job carries (job_id null). */
-export async function unownedRealtime(db: Executor, limit = 1000): Promise<string[]> {
-  const rows = await db
-    .selectFrom('dsync_webhook_outbox')
-    .select('directory_id')
-    .where('mode', '=', 'realtime')
-    .where('job_id', 'is', null)
-    .groupBy('directory_id')
-    .limit(limit)
-    .execute();
+/**
+ * Makes sure the directory has a sender that will still run (a job that exists with attempts left),
+ * enqueueing one when it has none: one statement. The caller holds the directory's row lock and
+ * must run this as a statement started after it got the lock, so that it sees a sender that
+ * stepped down meanwhile (releaseSender) as gone.
+ */
+export async function ensureSender(db: Executor, directoryId: string, job: SenderJob): Promise<void> {
+  await sql`with live as (
+      select 1 from dsync_webhook_senders s
+      join graphile_worker._private_jobs j on j.id = s.job_id and j.attempts < j.max_attempts
+      where s.directory_id = ${directoryId}
+    ), fresh as (
+      select (graphile_worker.add_job(
+        identifier => ${job.task},
+        payload => ${JSON.stringify(withTraceContext({ directoryId }))}::json,
+        queue_name => ${job.queueName}::text,
+        max_attempts => ${job.maxAttempts}::int
+      )).id as id
+      where not exists (select 1 from live)
+    )
+    insert into dsync_webhook_senders (directory_id, job_id)
+    select ${directoryId}::uuid, id from fresh
+    on conflict (directory_id) do update set job_id = excluded.job_id, created_at = now()`.execute(db);
+}
+
+/** Makes `jobId` the directory's sender. */
+export async function setSender(db: Executor, directoryId: string, jobId: number): Promise<void> {
+  await sql`insert into dsync_webhook_senders (directory_id, job_id) values (${directoryId}, ${jobId})
+    on conflict (directory_id) do update set job_id = excluded.job_id, created_at = now()`.execute(db);
+}
+
+/**
+ * A sender with nothing left to send steps down: under the directory's row lock (which every
+ * writer of the directory takes before it queues events and looks for a sender), true and the
+ * sender row removed when no real-time event waits; false when some arrived meanwhile.
+ */
+export async function releaseSender(db: Executor, directoryId: string, jobId: number): Promise<boolean> {
+  await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(db);
+  const { rows } = await sql<{ waiting: boolean }>`select exists (
+      select 1 from dsync_webhook_outbox where directory_id = ${directoryId} and mode = 'realtime'
+    ) as waiting`.execute(db);
+  if (rows[0]?.waiting) return false;
+  await sql`delete from dsync_webhook_senders where directory_id = ${directoryId} and job_id = ${jobId}`.execute(db);
+  return true;
+}
+
+/** Directories with real-time events waiting and no sender that will still run (its job removed by hand). */
+export async function directoriesWithoutSender(db: Executor, limit = 1000): Promise<string[]> {
+  const { rows } = await sql<{ directory_id: string }>`
+    select distinct o.directory_id from dsync_webhook_outbox o
+    where o.mode = 'realtime' and not exists (
+      select 1 from dsync_webhook_senders s join graphile_worker._private_jobs j on j.id = s.job_id
+      where s.directory_id = o.directory_id
+    )
+    limit ${limit}`.execute(db);
   return rows.map((r) => r.directory_id);
-}
-
-export async function setRealtimeJob(db: Executor, directoryId: string, jobIds: number[] | null, to: number) {
-  let q = db
-    .updateTable('dsync_webhook_outbox')
-    .set({ job_id: to })
-    .where('directory_id', '=', directoryId)
-    .where('mode', '=', 'realtime');
-  q = jobIds === null ? q.where('job_id', 'is', null) : q.where('job_id', 'in', jobIds);
-  await q.execute();
 }
 
 // --- batch mode ---------------------------------------------------------------------------------

@@ -1,5 +1,4 @@
 /** `GET|POST /oauth2/auth` (oAuth2Authorize). */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Config } from '../../core/config/load.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
@@ -22,7 +21,7 @@ export function requestParams(ctx: Context): Record<string, string> {
   return out;
 }
 
-export function registerAuthorizeRoutes(router: Router, service: AuthorizeService, config: Config): void {
+export function authorizeHandlers(service: AuthorizeService, config: Config) {
   async function oAuth2Authorize(ctx: Context) {
     const outcome = await service.authorize(requestParams(ctx), koaCookieJar(ctx, config));
     if (outcome.aborted) {
@@ -42,6 +41,5 @@ export function registerAuthorizeRoutes(router: Router, service: AuthorizeServic
     ctx.set('Location', outcome.location);
     ctx.body = '';
   }
-  router.get('/oauth2/auth', oAuth2Authorize);
-  router.post('/oauth2/auth', oAuth2Authorize);
+  return { oAuth2Authorize };
 }

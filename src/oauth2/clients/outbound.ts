@@ -4,13 +4,20 @@
  *   `sector_identifier_uri` and every `request_uris` entry must not resolve to an internal address;
  * - `sector_identifier_uri` is fetched (through the guarded client) and must be a JSON array holding
  *   every redirect URI (OpenID Connect Core §8.1).
- * Messages never contain an address (the guarded client builds them address-free).
+ * Messages never contain an address (the guarded client builds them address-free). For dynamic
+ * registration (`opaqueErrors`), a failed sector_identifier_uri fetch is one fixed message that
+ * names no status or cause, so an anonymous caller cannot use registration to probe targets.
  */
 import { SafeFetchError, type SafeFetch } from '../../core/safe-fetch.ts';
 import type { ClientDraft } from './model.ts';
 import { invalidMetadata } from './validate.ts';
 
-export async function checkClientOutbound(d: ClientDraft, fetch: SafeFetch, disallowPrivate: boolean): Promise<void> {
+export async function checkClientOutbound(
+  d: ClientDraft,
+  fetch: SafeFetch,
+  disallowPrivate: boolean,
+  opts: { opaqueErrors?: boolean } = {},
+): Promise<void> {
   if (disallowPrivate) {
     const targets: Array<[string, string]> = [
       ['jwks_uri', d.jwks_uri],
@@ -32,18 +39,21 @@ export async function checkClientOutbound(d: ClientDraft, fetch: SafeFetch, disa
       }
     }
   }
-  if (d.sector_identifier_uri) await checkSectorIdentifier(d, fetch);
+  if (d.sector_identifier_uri) await checkSectorIdentifier(d, fetch, opts.opaqueErrors ?? false);
 }
 
-async function checkSectorIdentifier(d: ClientDraft, fetch: SafeFetch): Promise<void> {
+async function checkSectorIdentifier(d: ClientDraft, fetch: SafeFetch, opaque: boolean): Promise<void> {
   let list: unknown;
+  const unreadable = (detail: string) =>
+    invalidMetadata(
+      opaque ? 'Unable to read the sector_identifier_uri.' : `Unable to read the sector_identifier_uri: ${detail}`,
+    );
   try {
     const res = await fetch(d.sector_identifier_uri as string, { headers: { accept: 'application/json' } });
-    if (res.status !== 200)
-      throw invalidMetadata(`Unable to read the sector_identifier_uri: it answered with status ${res.status}.`);
+    if (res.status !== 200) throw unreadable(`it answered with status ${res.status}.`);
     list = res.json();
   } catch (e) {
-    if (e instanceof SafeFetchError) throw invalidMetadata(`Unable to read the sector_identifier_uri: ${e.message}`);
+    if (e instanceof SafeFetchError) throw unreadable(e.message);
     throw e;
   }
   if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {

@@ -74,6 +74,7 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
       valid,
       strict ? core.fetch.oauth2Dynamic : core.fetch.oauth2,
       strict || config.clients.http.disallow_private_ip_ranges,
+      { opaqueErrors: dynamic },
     );
     return valid;
   };

@@ -3,7 +3,6 @@
  * /oauth2/device/verify` (performOAuth2DeviceVerificationFlow) and `PUT
  * /admin/oauth2/auth/requests/device/accept` (acceptUserCodeRequest).
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Config } from '../../core/config/load.ts';
@@ -17,13 +16,8 @@ import type { DeviceService } from './service.ts';
 
 export const acceptDeviceUserCodeBody = z.looseObject({ user_code: z.string().optional() });
 
-export function registerDeviceRoutes(
-  publicRouter: Router,
-  adminRouter: Router,
-  service: DeviceService,
-  config: Config,
-) {
-  publicRouter.post('/oauth2/device/auth', async function oAuth2DeviceFlow(ctx: Context) {
+export function deviceHandlers(service: DeviceService, config: Config) {
+  async function oAuth2DeviceFlow(ctx: Context) {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     try {
@@ -33,19 +27,21 @@ export function registerDeviceRoutes(
       renderError(ctx, e, { exposeDebug: config.oauth2.expose_internal_errors });
     }
     ctx.type = 'application/json;charset=UTF-8';
-  });
+  }
 
-  publicRouter.get('/oauth2/device/verify', async function performOAuth2DeviceVerificationFlow(ctx: Context) {
+  async function performOAuth2DeviceVerificationFlow(ctx: Context) {
     const outcome = await service.verify(requestParams(ctx), koaCookieJar(ctx, config));
     ctx.set('Cache-Control', 'no-store');
     if (outcome.kind !== 'redirect') throw new Error('device verification answers with redirects only');
     ctx.status = outcome.status;
     ctx.set('Location', outcome.location);
     ctx.body = '';
-  });
+  }
 
-  adminRouter.put('/admin/oauth2/auth/requests/device/accept', async function acceptUserCodeRequest(ctx: Context) {
+  async function acceptUserCodeRequest(ctx: Context) {
     const body = parseOr400(acceptDeviceUserCodeBody, ctx.request.body ?? {});
     ctx.body = await service.acceptUserCode(firstValue(ctx.query.device_challenge), body.user_code);
-  });
+  }
+
+  return { oAuth2DeviceFlow, performOAuth2DeviceVerificationFlow, acceptUserCodeRequest };
 }

@@ -9,7 +9,8 @@
  *   device ── POST /oauth2/token grant_type=urn:ietf:params:oauth:grant-type:device_code (polls)
  *
  * Device challenges and verifiers are sealed like login challenges (`keyRing(secrets.system,
- * 'flow')`), valid `ttl.login_consent_request`; a device verifier is used once. The device request
+ * 'flow')`), valid `ttl.login_consent_request`; a device verifier is used once (recorded in
+ * `oauth2_used_verifiers` as `device:<challenge id>`). The device request
  * row holds only the signatures of the device and user codes. A rejected login or consent marks
  * the request rejected (the device then gets `access_denied`; Hydra 26 keeps polling pending).
  */
@@ -23,7 +24,7 @@ import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { persistConsent, grantOf } from '../authorize/consent-step.ts';
 import type { AuthorizeDeps } from '../authorize/deps.ts';
-import { afterLogin, checkCsrf, startLogin } from '../authorize/login-step.ts';
+import { afterLogin, checkCsrf, startLogin, verifierExpiry } from '../authorize/login-step.ts';
 import type { AuthorizeRequest } from '../authorize/request.ts';
 import type { AuthorizeOutcome } from '../authorize/respond.ts';
 import { appendPath } from '../discovery/service.ts';
@@ -32,7 +33,7 @@ import type { CookieJar } from '../flows/cookies.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
-import { insertUsedConsent, isConsentUsed } from '../store/flows.ts';
+import { isConsentUsed, markVerifierUsed } from '../store/flows.ts';
 import {
   countWrongUserCode,
   findByUserCode,
@@ -220,11 +221,12 @@ export function createDeviceService(d: DeviceDeps) {
 
       if (deviceVerifier && !loginVerifier && !consentVerifier) {
         const v = await open<DeviceVerifier>('device_verifier', deviceVerifier);
+        // CSRF first: a verifier that leaked to another browser cannot be burnt by it.
+        await checkCsrf(d, jar, d.cookies.deviceCsrfName, v.csrf);
         const usedUntil = new Date((v.requestedAt + 60) * 1000 + ttl);
-        if (!(await insertUsedConsent(d.db, `device:${v.id}`, usedUntil))) {
+        if (!(await markVerifierUsed(d.db, `device:${v.id}`, usedUntil))) {
           throw oauth2Error('access_denied', { hint: 'The device verifier has already been used.' });
         }
-        await checkCsrf(d, jar, d.cookies.deviceCsrfName, v.csrf);
         const client = await clientOf(params.client_id);
         if (client.id !== v.clientId) {
           throw oauth2Error('invalid_client', {
@@ -268,6 +270,10 @@ export function createDeviceService(d: DeviceDeps) {
       const grant = grantOf(d, { client, nonce: '' }, s, c);
       await withTx(d.db, async (trx) => {
         await persistConsent(trx, d, s, c);
+        // Usable once, like the browser flow's (the record outlives a revocation of the consent).
+        if (!(await markVerifierUsed(trx, `consent:${s.consentRequestId}`, verifierExpiry(d, s)))) {
+          throw oauth2Error('access_denied', { hint: 'The consent verifier has already been used.' });
+        }
         const settled = await settleDeviceRequest(trx, signature, {
           state: 'accepted',
           subject: s.subject,
@@ -278,6 +284,7 @@ export function createDeviceService(d: DeviceDeps) {
         if (!settled)
           throw oauth2Error('access_denied', { hint: 'The device request was already handled or has expired.' });
       });
+      jar.clear(d.cookies.consentCsrfName(s.clientId));
       const done = new URL(cfg.urls.device.success);
       done.searchParams.set('client_id', client.id);
       return { kind: 'redirect', status: 302, location: done.toString() };

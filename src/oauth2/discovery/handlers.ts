@@ -3,17 +3,15 @@
  * both paths), served prepared: the document depends on the configuration (fixed per process) and
  * on the ID-token signing key, so it is rebuilt only when the JSON Web Keys change.
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ChangeFeed } from '../../core/db/changes.ts';
 import { DOCUMENT_CACHE_CONTROL, preparedCache, sendPrepared } from '../../core/http/prepared.ts';
 import type { DiscoveryService } from './service.ts';
 
-export function registerDiscoveryRoutes(publicRouter: Router, service: DiscoveryService, changes?: ChangeFeed): void {
+export function discoveryHandlers(service: DiscoveryService, changes?: ChangeFeed) {
   const document = preparedCache(changes, 'jwk', () => service.getConfiguration());
   async function discoverOidcConfiguration(ctx: Context) {
     sendPrepared(ctx, await document(), DOCUMENT_CACHE_CONTROL);
   }
-  publicRouter.get('/.well-known/openid-configuration', discoverOidcConfiguration);
-  publicRouter.get('/.well-known/oauth-authorization-server', discoverOidcConfiguration);
+  return { discoverOidcConfiguration };
 }

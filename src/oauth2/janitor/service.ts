@@ -53,6 +53,11 @@ export interface JanitorOptions {
   batchSize: number;
   /** Keep rows made less than this long ago even when expired (ms; default 0). */
   keepIfYoungerMs?: number;
+  /**
+   * Hydra's `--access-lifespan` / `--refresh-lifespan` (ms): access (and refresh) tokens issued
+   * longer ago than this are deleted whatever their stored expiry.
+   */
+  lifespans?: { access?: number; refresh?: number };
   /** Called after every batch (progress output). */
   onBatch?: (table: string, deleted: number) => void;
 }
@@ -69,6 +74,17 @@ export interface JanitorDeps {
   clock: Clock;
   log: Logger;
   config: { janitor: { limit: number; batch_size: number } };
+}
+
+/** The cutoff of one table: a lifespan given for its tokens replaces their stored expiry. */
+function cutoffFor(t: ExpiringTable, c: ExpiryCutoff, o: JanitorOptions): ExpiryCutoff {
+  const span =
+    t.table === 'oauth2_access_tokens'
+      ? o.lifespans?.access
+      : t.table === 'oauth2_refresh_tokens'
+        ? o.lifespans?.refresh
+        : undefined;
+  return span === undefined ? c : { ...c, issuedBefore: new Date(c.now.getTime() - span) };
 }
 
 export function createJanitor(d: JanitorDeps) {
@@ -93,7 +109,7 @@ export function createJanitor(d: JanitorDeps) {
     async estimate(o: JanitorOptions): Promise<Record<string, number>> {
       const { tables, cutoff } = plan(o);
       const out: Record<string, number> = {};
-      for (const t of tables) out[t.table] = await countExpired(d.db, t, cutoff, o.limit);
+      for (const t of tables) out[t.table] = await countExpired(d.db, t, cutoffFor(t, cutoff, o), o.limit);
       return out;
     },
 
@@ -105,7 +121,7 @@ export function createJanitor(d: JanitorDeps) {
         let deleted = 0;
         while (deleted < o.limit) {
           const want = Math.min(o.batchSize, o.limit - deleted);
-          const n = await deleteExpiredBatch(d.db, t, cutoff, want);
+          const n = await deleteExpiredBatch(d.db, t, cutoffFor(t, cutoff, o), want);
           deleted += n;
           if (n) o.onBatch?.(t.table, n);
           if (n < want) break;

@@ -2,7 +2,6 @@
  * JSON Web Key routes: `/admin/keys/…` on the admin listener (Hydra's JwkApi operations) and
  * `/.well-known/jwks.json` on the public listener (discoverJsonWebKeys).
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ChangeFeed } from '../../core/db/changes.ts';
 import { DOCUMENT_CACHE_CONTROL, preparedCache, sendPrepared } from '../../core/http/prepared.ts';
@@ -21,7 +20,7 @@ export interface JwkRouteDeps {
 
 const param = (ctx: Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');
 
-export function registerJwkRoutes(publicRouter: Router, adminRouter: Router, d: JwkRouteDeps): void {
+export function jwkHandlers(d: JwkRouteDeps) {
   const publicJwks = preparedCache(d.changes, 'jwk', () => d.provider.getPublicJwks());
   async function discoverJsonWebKeys(ctx: Context) {
     sendPrepared(ctx, await publicJwks(), DOCUMENT_CACHE_CONTROL);
@@ -66,12 +65,14 @@ export function registerJwkRoutes(publicRouter: Router, adminRouter: Router, d: 
     ctx.status = 204;
   }
 
-  publicRouter.get('/.well-known/jwks.json', discoverJsonWebKeys);
-  adminRouter.post('/admin/keys/:set', createJsonWebKeySet);
-  adminRouter.get('/admin/keys/:set', getJsonWebKeySet);
-  adminRouter.put('/admin/keys/:set', setJsonWebKeySet);
-  adminRouter.delete('/admin/keys/:set', deleteJsonWebKeySet);
-  adminRouter.get('/admin/keys/:set/:kid', getJsonWebKey);
-  adminRouter.put('/admin/keys/:set/:kid', setJsonWebKey);
-  adminRouter.delete('/admin/keys/:set/:kid', deleteJsonWebKey);
+  return {
+    discoverJsonWebKeys,
+    createJsonWebKeySet,
+    getJsonWebKeySet,
+    setJsonWebKeySet,
+    deleteJsonWebKeySet,
+    getJsonWebKey,
+    setJsonWebKey,
+    deleteJsonWebKey,
+  };
 }

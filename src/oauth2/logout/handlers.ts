@@ -2,7 +2,6 @@
  * `GET|POST /oauth2/sessions/logout` (revokeOidcSession) on the public listener and
  * `/admin/oauth2/auth/requests/logout[/accept|/reject]` on the admin listener (Hydra operation ids).
  */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Config } from '../../core/config/load.ts';
 import { requestParams } from '../authorize/handlers.ts';
@@ -14,7 +13,7 @@ import type { LogoutService } from './service.ts';
 
 const challengeOf = (ctx: Context) => firstValue(ctx.query.logout_challenge) || firstValue(ctx.query.challenge);
 
-export function registerLogoutRoutes(pub: Router, admin: Router, service: LogoutService, config: Config): void {
+export function logoutHandlers(service: LogoutService, config: Config) {
   async function revokeOidcSession(ctx: Context) {
     // The verifier comes back in the query only (Hydra); the other parameters may be a form.
     const verifier = (firstValue(ctx.query.logout_verifier) ?? '').trim();
@@ -42,18 +41,17 @@ export function registerLogoutRoutes(pub: Router, admin: Router, service: Logout
     ctx.set('Location', outcome.location);
     ctx.body = '';
   }
-  pub.get('/oauth2/sessions/logout', revokeOidcSession);
-  pub.post('/oauth2/sessions/logout', revokeOidcSession);
-
-  const base = '/admin/oauth2/auth/requests/logout';
-  admin.get(base, async function getOAuth2LogoutRequest(ctx) {
-    ctx.body = await service.getLogoutRequest(challengeOf(ctx));
-  });
-  admin.put(`${base}/accept`, async function acceptOAuth2LogoutRequest(ctx) {
-    ctx.body = await service.acceptLogoutRequest(challengeOf(ctx));
-  });
-  admin.put(`${base}/reject`, async function rejectOAuth2LogoutRequest(ctx) {
-    await service.rejectLogoutRequest(challengeOf(ctx));
-    ctx.status = 204;
-  });
+  return {
+    revokeOidcSession,
+    async getOAuth2LogoutRequest(ctx: Context) {
+      ctx.body = await service.getLogoutRequest(challengeOf(ctx));
+    },
+    async acceptOAuth2LogoutRequest(ctx: Context) {
+      ctx.body = await service.acceptLogoutRequest(challengeOf(ctx));
+    },
+    async rejectOAuth2LogoutRequest(ctx: Context) {
+      await service.rejectLogoutRequest(challengeOf(ctx));
+      ctx.status = 204;
+    },
+  };
 }

@@ -1,39 +1,39 @@
 /** Admin API: `/admin/oauth2/auth/sessions/{consent,login}` (Hydra operation ids). */
-import type Router from '@koa/router';
+import type { Context } from 'koa';
 import { linkHeader } from '../../core/pagination.ts';
 import { firstValue } from '../guard.ts';
 import type { SessionsService } from './service.ts';
 
-export function registerSessionRoutes(router: Router, sessions: SessionsService): void {
-  const base = '/admin/oauth2/auth/sessions';
+export function sessionHandlers(sessions: SessionsService) {
+  return {
+    async listOAuth2ConsentSessions(ctx: Context) {
+      const q = ctx.query as Record<string, string | string[] | undefined>;
+      const page = await sessions.listConsentSessions(firstValue(q.subject), firstValue(q.login_session_id), q);
+      const link = { path: ctx.path, query: q, size: page.size, first: page.firstToken, next: page.nextToken };
+      ctx.set('Link', linkHeader(link));
+      ctx.body = page.items;
+    },
 
-  router.get(`${base}/consent`, async function listOAuth2ConsentSessions(ctx) {
-    const q = ctx.query as Record<string, string | string[] | undefined>;
-    const page = await sessions.listConsentSessions(firstValue(q.subject), firstValue(q.login_session_id), q);
-    const link = { path: ctx.path, query: q, size: page.size, first: page.firstToken, next: page.nextToken };
-    ctx.set('Link', linkHeader(link));
-    ctx.body = page.items;
-  });
+    async revokeOAuth2ConsentSessions(ctx: Context) {
+      await sessions.revokeConsentSessions({
+        subject: firstValue(ctx.query.subject),
+        client: firstValue(ctx.query.client),
+        consentRequestId: firstValue(ctx.query.consent_request_id),
+        all: firstValue(ctx.query.all) === 'true',
+      });
+      ctx.status = 204;
+    },
 
-  router.delete(`${base}/consent`, async function revokeOAuth2ConsentSessions(ctx) {
-    await sessions.revokeConsentSessions({
-      subject: firstValue(ctx.query.subject),
-      client: firstValue(ctx.query.client),
-      consentRequestId: firstValue(ctx.query.consent_request_id),
-      all: firstValue(ctx.query.all) === 'true',
-    });
-    ctx.status = 204;
-  });
-
-  router.delete(`${base}/login`, async function revokeOAuth2LoginSessions(ctx) {
-    // A client that disconnects stops the batched deletion between two batches.
-    const gone = new AbortController();
-    ctx.res.once('close', () => {
-      if (ctx.res.writableFinished) return;
-      ctx.state.log?.info('the client disconnected: login session revocation stops after the current batch');
-      gone.abort();
-    });
-    await sessions.revokeLoginSessions(firstValue(ctx.query.subject), firstValue(ctx.query.sid), gone.signal);
-    ctx.status = 204;
-  });
+    async revokeOAuth2LoginSessions(ctx: Context) {
+      // A client that disconnects stops the batched deletion between two batches.
+      const gone = new AbortController();
+      ctx.res.once('close', () => {
+        if (ctx.res.writableFinished) return;
+        ctx.state.log?.info('the client disconnected: login session revocation stops after the current batch');
+        gone.abort();
+      });
+      await sessions.revokeLoginSessions(firstValue(ctx.query.subject), firstValue(ctx.query.sid), gone.signal);
+      ctx.status = 204;
+    },
+  };
 }

@@ -17,7 +17,7 @@ import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
 import type { Logger } from '../../core/log.ts';
 import type { LogoutChannels } from '../logout/channels.ts';
-import { deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
+import { countLoginSessions, deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
 import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
 import { consentSessionView } from './schemas.ts';
 
@@ -63,7 +63,11 @@ export function createSessionsService(d: SessionsDeps) {
   const ring = keyRing(paginationSecrets(d.config), 'pagination');
   const log = d.log.child({ component: 'sessions' });
 
-  async function revokeSubjectSessions(subject: string, signal?: AbortSignal): Promise<LoginSessionRevocation> {
+  async function revokeSubjectSessions(
+    subject: string,
+    signal?: AbortSignal,
+    onBatch?: (deleted: number) => void,
+  ): Promise<LoginSessionRevocation> {
     const size = d.config.oauth2.session_revocation.batch_size;
     const out = { deleted: 0, notified: 0, batches: 0 };
     for (;;) {
@@ -86,6 +90,7 @@ export function createSessionsService(d: SessionsDeps) {
       out.deleted += batch.ids.length;
       out.notified += batch.notified;
       out.batches++;
+      onBatch?.(batch.ids.length);
     }
     log.info(out, 'login sessions revoked');
     return { deleted: out.deleted, notified: out.notified, complete: true };
@@ -145,10 +150,15 @@ export function createSessionsService(d: SessionsDeps) {
      * repeated call finishes the job. `?sid=` (headless logout) deletes that one session and
      * notifies every client of it over the back-channel. Tokens are kept. @throws 400 without either
      */
+    /** How many login sessions a subject has (progress output). */
+    countLoginSessions: (subject: string) => countLoginSessions(d.db, subject),
+
     async revokeLoginSessions(
       subject: string | undefined,
       sid: string | undefined,
       signal?: AbortSignal,
+      /** Called after each committed batch of a subject's sessions (progress output). */
+      onBatch?: (deleted: number) => void,
     ): Promise<LoginSessionRevocation> {
       if (!subject && !sid) {
         throw oauth2Error('invalid_request', {
@@ -163,7 +173,7 @@ export function createSessionsService(d: SessionsDeps) {
         });
         return { deleted: notified === undefined ? 0 : 1, notified: notified ?? 0, complete: true };
       }
-      return revokeSubjectSessions(subject as string, signal);
+      return revokeSubjectSessions(subject as string, signal, onBatch);
     },
   };
 }

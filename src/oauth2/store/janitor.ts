@@ -32,12 +32,18 @@ export interface ExpiryCutoff {
   now: Date;
   /** …and were made before this (`now − keep_if_younger`). */
   madeBefore: Date;
+  /**
+   * Hydra's `--access-lifespan` / `--refresh-lifespan`: rows made before this (`now − lifespan`) are
+   * due whatever their `expires_at` (only for tables with an age column).
+   */
+  issuedBefore?: Date;
 }
 
 function dueRows(t: ExpiringTable, c: ExpiryCutoff, limit: number) {
   const age = t.age ? sql`and ${sql.ref(t.age)} < ${c.madeBefore}` : sql`and expires_at < ${c.madeBefore}`;
+  const expired = c.issuedBefore && t.age ? sql`${sql.ref(t.age)} < ${c.issuedBefore}` : sql`expires_at < ${c.now}`;
   return sql`select ${sql.ref(t.key)} from ${sql.table(t.table)}
-    where nid = ${DEFAULT_NID} and expires_at < ${c.now} ${age}
+    where nid = ${DEFAULT_NID} and ${expired} ${age}
     limit ${limit}`;
 }
 

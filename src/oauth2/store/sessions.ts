@@ -68,6 +68,17 @@ export async function deleteLoginSession(db: Executor, id: string): Promise<Logi
   return r ? toSession(r) : undefined;
 }
 
+/** How many login sessions a subject has (the CLI's progress total). */
+export async function countLoginSessions(db: Executor, subject: string): Promise<number> {
+  const r = await db
+    .selectFrom('oauth2_login_sessions')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('nid', '=', DEFAULT_NID)
+    .where('subject', '=', subject)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
+}
+
 /**
  * Deletes at most `limit` login sessions of a subject (one bounded statement: the caller's
  * transaction stays small however many sessions the subject has) and returns their ids.

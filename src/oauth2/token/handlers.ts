@@ -1,5 +1,4 @@
 /** `POST /oauth2/token` (oauth2TokenExchange): RFC 6749 JSON, never cached. */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
@@ -27,8 +26,8 @@ export function formFields(ctx: Context): Record<string, string> {
   return out;
 }
 
-export function registerTokenRoutes(router: Router, service: TokenService, exposeDebug: boolean): void {
-  router.post('/oauth2/token', async function oauth2TokenExchange(ctx) {
+export function tokenHandlers(service: TokenService, exposeDebug: boolean) {
+  async function oauth2TokenExchange(ctx: Context) {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Pragma', 'no-cache');
     try {
@@ -39,5 +38,6 @@ export function registerTokenRoutes(router: Router, service: TokenService, expos
       renderError(ctx, e, { exposeDebug });
     }
     ctx.type = JSON_UTF8;
-  });
+  }
+  return { oauth2TokenExchange };
 }

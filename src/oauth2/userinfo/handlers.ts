@@ -1,5 +1,4 @@
 /** `GET|POST /userinfo` (getOidcUserInfo). */
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { firstValue } from '../guard.ts';
 import type { UserinfoService } from './service.ts';
@@ -12,7 +11,7 @@ function accessTokenOf(ctx: Context): string | undefined {
   return firstValue(body?.access_token) || firstValue(ctx.query.access_token) || undefined;
 }
 
-export function registerUserinfoRoutes(router: Router, service: UserinfoService): void {
+export function userinfoHandlers(service: UserinfoService) {
   async function getOidcUserInfo(ctx: Context) {
     const r = await service.userinfo(accessTokenOf(ctx));
     if (r.kind === 'jwt') {
@@ -20,6 +19,5 @@ export function registerUserinfoRoutes(router: Router, service: UserinfoService)
       ctx.body = r.token;
     } else ctx.body = r.body;
   }
-  router.get('/userinfo', getOidcUserInfo);
-  router.post('/userinfo', getOidcUserInfo);
+  return { getOidcUserInfo };
 }

@@ -10,6 +10,7 @@ import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, databaseUrl, type TestDatabase } from '../../helpers/db.ts';
 import { API_KEY, createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type CreatedClient, codeFlowUrl, createClient } from '../../helpers/oauth2.ts';
+import { startReceiver } from '../../helpers/receiver.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 
 let s: TestServer;
@@ -161,6 +162,39 @@ function probes(): Probe[] {
       ok: 200,
     },
     {
+      name: 'admin consent sessions',
+      send: () => fetch(`${s.adminUrl}/admin/oauth2/auth/sessions/consent?subject=alice`),
+      shape: hydraShape,
+      ok: 200,
+    },
+    {
+      name: 'admin trust list',
+      send: () => fetch(`${s.adminUrl}/admin/trust/grants/jwt-bearer/issuers`),
+      shape: hydraShape,
+      ok: 200,
+    },
+    {
+      name: 'admin key set',
+      send: () => fetch(`${s.adminUrl}/admin/keys/hydra.openid.id-token`),
+      shape: hydraShape,
+      ok: 200,
+    },
+    {
+      name: 'SCIM list groups',
+      send: () => fetch(`${s.publicUrl}${scimUrl}/Groups`, { headers: { authorization: `Bearer ${dir.scim.secret}` } }),
+      shape: scimShape,
+      ok: 200,
+    },
+    {
+      name: 'dsync v1 events',
+      send: () =>
+        fetch(`${s.adminUrl}/api/v1/dsync/events?directoryId=${dir.id}`, {
+          headers: { authorization: `Api-Key ${API_KEY}` },
+        }),
+      shape: dsyncShape,
+      ok: 200,
+    },
+    {
       name: 'dsync v1 list users',
       send: () =>
         fetch(`${s.adminUrl}/api/v1/dsync/users?directoryId=${dir.id}`, {
@@ -229,5 +263,29 @@ describe('PostgreSQL unreachable', () => {
       proxy.restore();
     }
     await eventually(async () => (await fetch(`${s.adminUrl}/admin/clients`)).status === 200);
+  });
+
+  it('a worker in the same process survives the outage and runs jobs enqueued after it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const d = await createDirectory(s, { tenant: 'worker', webhook_url: receiver.url, webhook_secret: 'whsec' });
+      await s.startWorker({ concurrency: 2, livenessIntervalMs: 200 });
+      const scim = scimClient(s, d);
+      expect((await scim('POST', '/Users', { userName: 'before@example.com' })).status).toBe(201);
+      await eventually(async () => receiver.delivered().length >= 1);
+      proxy.cut();
+      // Long enough for the worker's LISTEN connection, its poll and its liveness check to fail.
+      await new Promise((r) => setTimeout(r, 1500));
+      proxy.restore();
+      await eventually(async () => (await fetch(`${s.adminUrl}/health/ready`)).status === 200);
+      await eventually(async () => (await scim('POST', '/Users', { userName: 'after@example.com' })).status === 201);
+      await eventually(
+        async () => receiver.delivered().some((r) => JSON.stringify(r.body).includes('after@example.com')),
+        15_000,
+      );
+    } finally {
+      proxy.restore();
+      await receiver.close();
+    }
   });
 });

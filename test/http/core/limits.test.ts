@@ -3,6 +3,7 @@
  * request target length (414), request line + headers (431), operations of one client JSON Patch,
  * and the size of an OpenID Connect request object.
  */
+import { connect } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
@@ -116,6 +117,24 @@ describe('request target and header size', () => {
       });
     }
     expect((await send(`${s.publicUrl}/health/alive`, { headers: { 'x-big': 'b'.repeat(6000) } })).status).toBe(200);
+  });
+
+  it('a request the HTTP parser cannot read is 400 with a JSON error', async () => {
+    const port = Number(new URL(s.publicUrl).port);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const sock = connect(port, '127.0.0.1', () => sock.write('NOT HTTP AT ALL\r\n\r\n'));
+      let out = '';
+      sock.on('data', (d) => {
+        out += d.toString();
+      });
+      sock.on('end', () => resolve(out));
+      sock.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(raw).toContain('Content-Type: application/json');
+    expect(raw.split('\r\n\r\n')[1]).toBe(
+      JSON.stringify({ error: 'Bad Request', error_description: 'The request could not be parsed.' }),
+    );
   });
 });
 

@@ -172,7 +172,8 @@ describe('the packed package', () => {
     await w.seen(/worker started/);
     w.kill('SIGTERM');
     expect(await w.exit).toBe(0);
-    expect(w.output()).not.toMatch(/error/i);
+    // Nothing at error level or above (a warning, e.g. a busy database during a check, is not a failure).
+    expect(w.output()).not.toMatch(/"level":(50|60)/);
 
     // The reader (`true`) is gone before gatehouse writes: EPIPE must end it quietly.
     const piped = await exec('bash', ['-c', `set -o pipefail; "${bin}" migrate status | true; echo "exit=$?"`], {

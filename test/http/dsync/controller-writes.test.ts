@@ -1,6 +1,6 @@
 /**
  * The write side of Jackson's directorySyncController, driven as an embedder drives it (the
- * package imported by its name): result shapes against Jackson 26.2.0's for the same calls
+ * package imported by its name, `import { controllers } from 'gatehouse'`): result shapes against Jackson 26.2.0's for the same calls
  * (test/fixtures/dsync/jackson-controller-writes.json, produced by the .cjs next to it), events and
  * webhook deliveries identical to the SCIM requests making the same changes, `requests.handle`
  * callback semantics, and `setTenantAndProduct` in two statements.
@@ -231,6 +231,21 @@ describe('users and groups write side', () => {
     const groups = lib.directorySyncController.groups.setTenantAndProduct('dup', 'p');
     await expect(groups.addUserToGroup('nope', 'x')).rejects.toMatchObject({ status: 404 });
     expect((await groups.create({ directoryId: d.id, name: '', raw: {} })).error?.code).toBe(400);
+  });
+
+  it('refuses writes to a deactivated directory, and changes nothing', async () => {
+    const d = await createDirectory(s, { tenant: 'off', product: 'p' });
+    const ctl = lib.directorySyncController;
+    await ctl.directories.update(d.id, { deactivated: true });
+    const users = ctl.users.setTenantAndProduct('off', 'p');
+    expect(
+      await users.create({ directoryId: d.id, email: 'x@example.com', raw: { userName: 'x@example.com' } }),
+    ).toEqual({
+      data: null,
+      error: { message: 'The directory is deactivated: nothing was changed.', code: 409 },
+    });
+    expect((await users.getAll({ directoryId: d.id })).data).toEqual([]);
+    expect(await storedEvents(s, d.id)).toEqual([]);
   });
 
   it('webhookLogs.log records a delivery the embedder made, in Jackson’s shape', async () => {

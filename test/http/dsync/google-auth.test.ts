@@ -51,9 +51,16 @@ async function get(url: string, headers: Record<string, string> = {}) {
   return { status: res.status, headers: res.headers, body, text };
 }
 
+/** An authorization link minted through the admin API (the authorize route needs one). */
+async function link(directoryId: string, body: Record<string, unknown> = {}): Promise<string> {
+  const r = await v1(s)('POST', `/${directoryId}/google/authorization-link`, body);
+  if (r.status !== 200) throw new Error(`authorization link: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.data.url as string;
+}
+
 /** The admin's browser: authorize → Google's consent (the fake answers at once) → callback. */
-async function browserFlow(directoryId: string) {
-  const start = await get(`${s.publicUrl}${authorizePath}?directoryId=${directoryId}`);
+async function browserFlow(directoryId: string, linkBody: Record<string, unknown> = {}) {
+  const start = await get(await link(directoryId, linkBody));
   expect(start.status).toBe(302);
   const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0] as string;
   const consent = await get(start.headers.get('location') as string);
@@ -126,7 +133,7 @@ describe('generateAuthorizationUrl', () => {
 
 describe('GET /api/scim/oauth/authorize (public listener)', () => {
   it('redirects to Google and binds the flow to the browser with a cookie', async () => {
-    const r = await get(`${s.publicUrl}${authorizePath}?directoryId=${google.id}`);
+    const r = await get(await link(google.id));
     expect(r.status).toBe(302);
     const to = new URL(r.headers.get('location') as string);
     expect(`${to.origin}${to.pathname}`).toBe(fake.authUrl);
@@ -141,7 +148,7 @@ describe('GET /api/scim/oauth/authorize (public listener)', () => {
 
   it('answers errors as {error: {message}} and other methods with 405', async () => {
     const scim = await createDirectory(s, { type: 'okta-scim-v2' });
-    const r = await get(`${s.publicUrl}${authorizePath}?directoryId=${scim.id}`);
+    const r = await v1(s)('POST', `/${scim.id}/google/authorization-link`);
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ error: { message: 'Directory is not a Google Directory', code: 400 } });
     expect((await get(`${s.publicUrl}${authorizePath}`)).body.error.message).toBe('Missing required parameters.');

@@ -6,8 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
+import { controllers } from 'gatehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestServer } from '../../helpers/apps.ts';
+import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 
 const EXTERNAL = 'https://sso.example.com';
@@ -174,5 +175,40 @@ describe('/api/setup/{token}', () => {
     expect(
       await s.container.dsync.services.setupLinks.verifyForDirectory(link.setupID, tokenOf(regenerated.url)),
     ).toBeUndefined();
+  });
+});
+
+describe('setupLinkController (library)', () => {
+  it('has Jackson’s methods, shapes and errors (statusCode and message)', async () => {
+    const lib = await controllers({
+      externalUrl: EXTERNAL,
+      db: { engine: 'sql', url: s.database.url, encryptionKey: TEST_SECRET },
+    });
+    try {
+      const c = lib.setupLinkController;
+      const link = await c.create({ ...input('lib'), service: 'dsync' });
+      expect(typesOf(link as unknown as Record<string, unknown>)).toEqual(jackson.create);
+      expect(await c.getByToken(tokenOf(link.url))).toEqual(link);
+      expect(await c.get(link.setupID)).toEqual(link);
+      const listed = await c.filterBy({ product: 'crm', service: 'dsync' });
+      expect(listed.data.map((l) => l.setupID)).toContain(link.setupID);
+      expect((await c.filterBy({ tenant: 'lib', product: 'crm', service: 'dsync' })).data).toEqual([link]);
+      for (const [call, key] of [
+        [() => c.create({ ...input('lib'), tenant: '', service: 'dsync' }), 'missingTenant'],
+        [() => c.create({ ...input('lib'), webhook_secret: '', service: 'dsync' }), 'missingWebhook'],
+        [() => c.getByToken('nope'), 'unknownToken'],
+        [() => c.getByToken(''), 'noToken'],
+        [() => c.get(''), 'noId'],
+        [() => c.filterBy({}), 'filterNone'],
+      ] as const) {
+        const want = jackson.errors[key] as { message: string; statusCode: number };
+        await expect(call()).rejects.toMatchObject(want);
+      }
+      await c.remove({ id: link.setupID });
+      await expect(c.getByToken(tokenOf(link.url))).rejects.toMatchObject({ statusCode: 404 });
+      await expect(c.create({ ...input('lib'), service: 'sso' })).rejects.toMatchObject({ statusCode: 400 });
+    } finally {
+      await lib.close();
+    }
   });
 });

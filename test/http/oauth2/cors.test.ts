@@ -162,6 +162,14 @@ describe('serve.public.cors with allowed origins', () => {
     });
     expect(rev.status).toBe(200);
     expect(rev.headers.get('access-control-allow-origin')).toBe('https://app.spa.example');
+    // A JSON body names no client (only a form's client_id does, as Go's PostFormValue).
+    const json = await fetch(`${t.publicUrl}/credentials`, {
+      method: 'POST',
+      headers: { origin: 'https://app.spa.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: client.client_id, format: 'jwt_vc_json' }),
+    });
+    expect(json.status).toBe(401);
+    expect(json.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('serve.admin.cors applies to the admin listener on its own (introspection included)', async () => {

@@ -5,6 +5,7 @@
  * slow_down, expiry, denial and replay; `openid-client`'s device helpers on the real clock).
  */
 import { spawn } from 'node:child_process';
+import { Configuration, OAuth2Api } from '@ory/hydra-client';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/core/clock.ts';
@@ -215,8 +216,45 @@ describe('device authorization grant', () => {
     });
     const stranger = await new Browser().get(data.redirect_to);
     expect(stranger.status).toBe(403);
+    const first = await browser.get(data.redirect_to);
+    expect(first.status).toBe(302);
+    expect(param(first.location, 'login_challenge')).toBeTruthy();
     const again = await browser.get(data.redirect_to);
     expect(again.status).toBe(403);
+    expect(((await again.res.json()) as { error_description: string }).error_description).toContain(
+      'already been used',
+    );
+  });
+
+  it('works through the SDK’s oAuth2DeviceFlow, performOAuth2DeviceVerificationFlow and acceptUserCodeRequest', async () => {
+    const client = await deviceClient(t);
+    const pub = new OAuth2Api(new Configuration({ basePath: t.publicUrl }));
+    // The SDK's oAuth2DeviceFlow declares no parameters: the form goes in as request data.
+    const { data: auth } = await pub.oAuth2DeviceFlow({
+      headers: { authorization: basic(client), 'content-type': 'application/x-www-form-urlencoded' },
+      data: new URLSearchParams({ client_id: client.client_id, scope: 'openid offline' }).toString(),
+    });
+    expect(auth.device_code).toMatch(/^ory_dc_/);
+    const verify = await pub.performOAuth2DeviceVerificationFlow({
+      maxRedirects: 0,
+      validateStatus: (s) => s === 302,
+    });
+    const location = String(verify.headers.location);
+    const cookies = (verify.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
+    const browser = new Browser();
+    for (const c of cookies.split('; ')) {
+      const i = c.indexOf('=');
+      browser.cookies.set(c.slice(0, i), c.slice(i + 1));
+    }
+    const { data } = await adminApi(t).acceptUserCodeRequest({
+      deviceChallenge: param(location, 'device_challenge') as string,
+      acceptDeviceUserCodeRequest: { user_code: auth.user_code as string },
+    });
+    const flow = await runFlow(t, browser, data.redirect_to);
+    expect(flow.final).toBe(`${t.publicUrl}/oauth2/fallbacks/device/done?client_id=${client.client_id}`);
+    clock.advance(5_000);
+    const ok = await poll(t, client, auth.device_code as string);
+    expect([ok.status, ok.body.token_type]).toEqual([200, 'bearer']);
   });
 
   it('serves the fallback pages', async () => {

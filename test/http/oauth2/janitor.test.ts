@@ -176,6 +176,32 @@ describe('gatehouse janitor', () => {
     expect((await remaining('b-')).oauth2_jti_blacklist).toHaveLength(2);
   });
 
+  it('Hydra’s --access-lifespan / --refresh-lifespan delete tokens issued longer ago, whatever their expiry; plain progress lines off a terminal', async () => {
+    await seed('l-');
+    // Made two hours ago (at-young ten minutes ago), at-live and rt-live expire in the future.
+    const r = await cli([
+      '--tokens',
+      '--access-lifespan',
+      '30m',
+      '--refresh-lifespan',
+      '1h',
+      '--consent-request-lifespan',
+      '10m',
+    ]);
+    expect(r.code).toBe(0);
+    const left = await remaining('l-');
+    expect(left.oauth2_access_tokens).toEqual(['at-young']);
+    expect(left.oauth2_refresh_tokens).toEqual([]);
+    expect(left.oauth2_authorization_codes).toEqual(['ac-live']); // no lifespan flag for codes: stored expiry
+    expect(r.stderr).toMatch(/^janitor: oauth2_access_tokens: \d+ deleted \(\d+\/\d+ rows, \d+ rows\/s\)$/m);
+    expect(r.stderr).toMatch(/^janitor: oauth2_refresh_tokens: \d+ deleted/m);
+    const bad = await cli(['--access-lifespan', 'forever']);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      1,
+      'error: janitor: --access-lifespan must be a duration like 1h or 30m',
+    ]);
+  });
+
   it('--grants removes trusted JWT-bearer issuers past their expires_at and keeps live ones', async () => {
     const db = t.container.db;
     await sql`insert into jwk_keys (nid, sid, kid, keydata, created_at)

@@ -51,6 +51,28 @@ describe('gatehouse create/get/delete jwks', () => {
     ]);
   });
 
+  it('prints Hydra’s output formats with --format', async () => {
+    const table = await runCli(['get', 'jwks', 'cli-set', '-e', s.adminUrl, '--format', 'table'], {});
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^SET ID\t+KEY ID\t+ALGORITHM\t+USE\t*$/);
+    expect(lines.slice(1).map((l) => l.split(/\t+/).slice(0, 4))).toEqual([
+      ['cli-set', 'k2', 'EdDSA', 'sig'],
+      ['cli-set', 'k1', 'ES256', 'sig'],
+    ]);
+    const quiet = await runCli(['get', 'jwks', 'cli-set', '-e', s.adminUrl, '--format', 'quiet'], {});
+    expect(quiet.stdout).toBe('k2\nk1\n');
+    const json = await runCli(
+      ['create', 'jwks', 'cli-fmt', '--alg', 'ES256', '--kid', 'f1', '-e', s.adminUrl, '--format', 'json'],
+      {},
+    );
+    expect(json.stdout.trim().includes('\n')).toBe(false);
+    expect(JSON.parse(json.stdout)).toMatchObject({ set: 'cli-fmt', keys: [{ kid: 'f1', alg: 'ES256' }] });
+    const bad = await runCli(['get', 'jwks', 'cli-set', '-e', s.adminUrl, '--format', 'yaml'], {});
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/argument 'yaml' is invalid/);
+  });
+
   it('deletes sets', async () => {
     const r = await runCli(['delete', 'jwks', 'cli-set', 'cli-other', '-e', s.adminUrl], {});
     expect(r.code).toBe(0);

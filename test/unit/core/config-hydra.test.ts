@@ -66,12 +66,8 @@ describe('a Hydra 26 config file', () => {
     expect(config.log.level).toBe('warn');
     expect(config.serve.public.cors.enabled).toBe(true);
     expect(config.serve.admin.cors.enabled).toBe(false);
-    // Hydra's tracing keys are gatehouse's too (`otlp` is accepted beside Hydra's `otel`).
-    expect(config.tracing).toEqual({
-      provider: 'otlp',
-      service_name: 'hydra',
-      providers: { otlp: { server_url: 'otel-collector:4318', insecure: true, sampling: { sampling_ratio: 0.5 } } },
-    });
+    expect(config.tracing).toMatchObject({ provider: 'otel', service_name: 'hydra' });
+    expect(config.tracing.providers.otlp).toMatchObject({ server_url: '127.0.0.1:4318', insecure: true });
     expect(listenerTls(config, 'public')).toEqual({
       cert: { key: 'serve.tls.cert.path', path: join(dir, 'cert.pem') },
       key: { key: 'serve.tls.key.path', path: join(dir, 'key.pem') },
@@ -98,7 +94,8 @@ describe('a Hydra 26 config file', () => {
     const warnings: string[] = [];
     const c = loadConfig({
       env: {
-        TRACING_PROVIDER: 'otlp',
+        TRACING_PROVIDER: 'otel',
+        TRACING_PROVIDERS_JAEGER_SAMPLING_SERVER_URL: 'http://jaeger:5778/sampling',
         SERVE_PUBLIC_CORS_ENABLED: 'true',
         SQA_OPT_OUT: 'true',
         // Not configuration: other tools' variables, container links, a generic VERSION.
@@ -111,10 +108,13 @@ describe('a Hydra 26 config file', () => {
       warn: (l) => warnings.push(l),
     });
     expect(warnings.sort()).toEqual(
-      ['SQA_OPT_OUT (sqa) is a Hydra setting that gatehouse does not implement; ignored'].sort(),
+      [
+        'SQA_OPT_OUT (sqa) is a Hydra setting that gatehouse does not implement; ignored',
+        'TRACING_PROVIDERS_JAEGER_SAMPLING_SERVER_URL (tracing.providers.jaeger) is a Hydra setting that gatehouse does not implement; ignored',
+      ].sort(),
     );
     expect(c.serve.public.cors.enabled).toBe(true);
-    expect(c.tracing.provider).toBe('otlp');
+    expect(c.tracing.provider).toBe('otel');
     expect(listenerTls(c, 'admin')?.cert.path).toBe(join(dir, 'cert.pem'));
     expect(c.urls.self.issuer).toBe('https://localhost:4444/');
     expect(problems(() => loadConfig({ env: { SERVE_PUBLIC_PROT: '1', URLS_SELF_ISUER: 'https://x/' } }))).toEqual([
@@ -148,5 +148,61 @@ describe('a Hydra 26 config file', () => {
     expect(listenerTls(c, 'public')).toBeDefined();
     expect(listenerTls(c, 'admin')).toBeUndefined();
     expect(c.urls.self.admin).toBe('http://localhost:4445/');
+  });
+
+  it('starts with Hydra’s jaeger or zipkin tracing provider, tracing off and a warning that says so', () => {
+    for (const provider of ['jaeger', 'zipkin']) {
+      const warnings: string[] = [];
+      const c = loadConfig({ env: { TRACING_PROVIDER: provider }, warn: (l) => warnings.push(l) });
+      expect(c.tracing.provider).toBe(provider);
+      expect(warnings).toEqual([
+        `tracing.provider: ${provider} is a Hydra tracing provider that gatehouse does not implement; tracing is off (use otel, which Jaeger and Zipkin collectors accept over OTLP)`,
+      ]);
+    }
+    expect(problems(() => loadConfig({ env: { TRACING_PROVIDER: 'datadog' } }))[0]).toMatch(/^tracing\.provider: /);
+  });
+});
+
+describe('Hydra keys of CORS, the device grant and verifiable credentials', () => {
+  it('are applied; only cors.options_passthrough is ignored with a warning', () => {
+    const { config, warnings } = load(`
+serve:
+  public:
+    cors:
+      enabled: true
+      options_passthrough: true
+  cookies:
+    names:
+      device_csrf: my_device_csrf
+urls:
+  device:
+    verification: https://ui.example/device
+    success: https://ui.example/device/done
+ttl:
+  device_user_code: 5m
+  vc_nonce: 30m
+oauth2:
+  device_authorization:
+    token_polling_interval: 10s
+    user_code:
+      entropy_preset: low
+secrets:
+  system: [${SECRET}]
+`);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('serve.public.cors.options_passthrough');
+    expect(config.serve.cookies.names.device_csrf).toBe('my_device_csrf');
+    expect(config.urls.device).toEqual({
+      verification: 'https://ui.example/device',
+      success: 'https://ui.example/device/done',
+    });
+    expect([config.ttl.device_user_code, config.ttl.vc_nonce]).toEqual([300_000, 1_800_000]);
+    expect(config.oauth2.device_authorization.token_polling_interval).toBe(10_000);
+    expect(config.oauth2.device_authorization.user_code.entropy_preset).toBe('low');
+    expect(
+      problems(() =>
+        loadConfig({ overrides: { 'oauth2.device_authorization.user_code.length': 4, 'secrets.system': [SECRET] } }),
+      ),
+    ).toEqual(['oauth2.device_authorization.user_code.length: must be at least 6']);
   });
 });

@@ -15,6 +15,7 @@ import type { DirectoriesService } from '../../directories/service.ts';
 import { dsyncError } from '../../errors.ts';
 import type { Directory, DirectoryRecord } from '../../types.ts';
 import { type GoogleClient, googleError } from './client.ts';
+import { type AuthorizationLinks, type AuthorizationVerifier, verifyAuthorizationProof } from './link.ts';
 import { signState, verifyState } from './state.ts';
 
 /** §5.1: users, groups and memberships, read-only. */
@@ -37,6 +38,11 @@ export interface GoogleAuthOptions {
   clientId: string;
   authUrl: string;
   redirectUri: string;
+  /** The proofs the HTTP authorize route accepts (link.ts); none: the route refuses every start. */
+  verifiers?: readonly AuthorizationVerifier[];
+  /** Mints authorization links (the admin API); with `authorizeUrl`, the public authorize route's URL. */
+  links?: AuthorizationLinks;
+  authorizeUrl?: string;
 }
 
 /** Jackson's `Credentials` (google-auth-library): `expiry_date` in milliseconds since the epoch. */
@@ -65,11 +71,15 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
     return d;
   }
 
-  async function authorizationUrl(directoryId: string, nonce?: string): Promise<string> {
+  async function authorizationUrl(directoryId: string, nonce?: string, replaceWorkspace = false): Promise<string> {
     if (!o.clientId)
       throw googleError('not_configured', 'Google Workspace sync is not configured: set dsync.google.client_id');
     const u = new URL(o.authUrl);
-    const state = await signState(o.stateRing, { directoryId, ...(nonce ? { nonce } : {}) }, o.clock.now());
+    const state = await signState(
+      o.stateRing,
+      { directoryId, ...(nonce ? { nonce } : {}), ...(replaceWorkspace ? { replaceWorkspace } : {}) },
+      o.clock.now(),
+    );
     const params = {
       access_type: 'offline',
       prompt: 'consent',
@@ -89,11 +99,30 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
     return { authorizationUrl: await authorizationUrl(d.id) };
   }
 
-  /** The HTTP authorize route: the same URL, with a state bound to a nonce the browser keeps in a cookie. */
-  async function startAuthorization(p: { directoryId?: unknown }) {
-    const d = await googleDirectory(p.directoryId);
+  /**
+   * The HTTP authorize route: the same URL, with a state bound to a nonce the browser keeps in a
+   * cookie. Needs a proof (an authorization link token) for the directory: 401 otherwise, before
+   * the directory is even looked up (so the route tells nothing about ids).
+   */
+  async function startAuthorization(p: { directoryId: string; token?: string | undefined }) {
+    const grant = await verifyAuthorizationProof(o.verifiers ?? [], p.directoryId, p.token);
+    const d = await googleDirectory(grant.directoryId);
     const nonce = randomToken(24);
-    return { authorizationUrl: await authorizationUrl(d.id, nonce), nonce };
+    return { authorizationUrl: await authorizationUrl(d.id, nonce, grant.replaceWorkspace), nonce };
+  }
+
+  /**
+   * `POST /api/v1/dsync/{id}/google/authorization-link`: a short-lived link to the public authorize
+   * route for a Google directory. Throws 400/404 as `directories.get`, then 400 for other types.
+   */
+  async function authorizationLink(p: { directoryId?: unknown; replaceWorkspace?: boolean }) {
+    const d = await googleDirectory(p.directoryId);
+    if (!o.links || !o.authorizeUrl) throw dsyncError(500, 'Authorization links are not configured.');
+    const { token, expiresAt } = await o.links.mint(d.id, { replaceWorkspace: p.replaceWorkspace === true });
+    const u = new URL(o.authorizeUrl);
+    u.searchParams.set('directoryId', d.id);
+    u.searchParams.set('token', token);
+    return { url: u.toString(), expires_at: expiresAt.toISOString(), replace_workspace: p.replaceWorkspace === true };
   }
 
   /** `google.getAccessToken({directoryId, code})`: the code exchange (§5.2). Throws 400 / 502. */
@@ -145,7 +174,21 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
       throw dsyncError(400, `Google did not grant access (${code}). Start the authorization of the directory again.`);
     }
     const t = await getAccessToken({ directoryId: d.id, code: p.code });
-    const refreshToken = t.refresh_token || d.google_refresh_token;
+    // Which Workspace these tokens read. Replacing the connected one with another needs the
+    // operator's say-so (replace_workspace on the link): the next sync would delete every user.
+    const customerId = await o.client.customerId(t.access_token);
+    const current = await o.directories.load(d.id);
+    const recorded = current?.googleCustomerId ?? '';
+    if (recorded && recorded !== customerId && !state.replaceWorkspace) {
+      o.log.warn({ directoryId: d.id }, 'google authorization refused: another Workspace than the connected one');
+      throw dsyncError(
+        409,
+        'This Google Workspace is not the one connected to the directory; its tokens were not stored. To connect a different Workspace, ask the operator for an authorization link with replace_workspace.',
+      );
+    }
+    // A directory authorized before Workspaces were recorded ('') keeps its old behaviour.
+    const sameWorkspace = recorded === '' || recorded === customerId;
+    const refreshToken = t.refresh_token || (sameWorkspace ? d.google_refresh_token : '');
     if (!refreshToken)
       throw dsyncError(400, 'Google returned no refresh token. Start the authorization of the directory again.');
     const saved = await setToken({
@@ -153,6 +196,11 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
       accessToken: t.access_token,
       refreshToken,
       expiryDate: t.expiry_date,
+    });
+    await o.directories.setGoogleTokens(d.id, {
+      accessToken: t.access_token,
+      expiresAt: t.expiry_date === undefined ? null : new Date(t.expiry_date),
+      customerId,
     });
     o.log.info({ directoryId: d.id }, 'google directory authorized: tokens stored');
     return saved;
@@ -191,6 +239,7 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
 
   return {
     generateAuthorizationUrl,
+    authorizationLink,
     startAuthorization,
     getAccessToken,
     setToken,

@@ -204,7 +204,25 @@ export function createGoogleClient(o: GoogleClientOptions) {
     return { items: page.data.items, nextPageToken: page.data.nextPageToken || undefined };
   }
 
-  return { exchangeCode, refresh, listPage };
+  /**
+   * The Workspace an access token belongs to: the `customerId` of the first user it lists (every
+   * Workspace has at least the administrator who authorized). '' when none is listed.
+   */
+  async function customerId(accessToken: string): Promise<string> {
+    const what = "Google's Directory API";
+    const q = new URLSearchParams({ customer: 'my_customer', maxResults: '1' });
+    const res = await send(what, () =>
+      o.fetch(`${o.apiUrl}/admin/directory/v1/users?${q.toString()}`, {
+        headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
+      }),
+    );
+    if (res.status !== 200) throw googleError('bad_response', `${what} answered HTTP ${res.status}`);
+    const users = (bodyJson(res) as { users?: Array<{ customerId?: unknown }> } | undefined)?.users;
+    const id = Array.isArray(users) ? users[0]?.customerId : undefined;
+    return typeof id === 'string' ? id : '';
+  }
+
+  return { exchangeCode, refresh, listPage, customerId };
 }
 
 export type GoogleClient = ReturnType<typeof createGoogleClient>;

@@ -14,7 +14,8 @@
  */
 import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
-import { dsyncMessage } from '../../errors.ts';
+import { dsyncError, dsyncMessage } from '../../errors.ts';
+import { bodyObject } from '../../v1-handlers.ts';
 import { STATE_TTL_MS } from './state.ts';
 import { authorizeQuery, callbackQuery } from './schemas.ts';
 import type { GoogleService } from './service.ts';
@@ -46,7 +47,11 @@ export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: G
   r.get(o.authorizePath, dsyncFamily, async (ctx: Context) => {
     const q = authorizeQuery.safeParse(ctx.query);
     if (!q.success) throw dsyncMessage(400, 'Invalid query parameters.');
-    const { authorizationUrl, nonce } = await s.google.startAuthorization({ directoryId: q.data.directoryId });
+    if (!q.data.directoryId) throw dsyncError(400, 'Missing required parameters.');
+    const { authorizationUrl, nonce } = await s.google.startAuthorization({
+      directoryId: q.data.directoryId,
+      token: q.data.token,
+    });
     ctx.cookies.set(STATE_COOKIE, nonce, { ...cookieOptions(ctx, o), maxAge: STATE_TTL_MS });
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 302;
@@ -71,6 +76,20 @@ export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: G
 }
 
 export function googleAdminRoutes(r: Router, s: { google: GoogleService }): void {
+  /**
+   * Mints a short-lived link that starts the Google authorization of a directory (the public
+   * authorize route refuses starts without one). `{replace_workspace: true}` lets the authorization
+   * connect a different Workspace than the one recorded.
+   */
+  r.post('/:directoryId/google/authorization-link', async (ctx: Context) => {
+    const body = bodyObject(ctx);
+    const replace = body.replace_workspace === true || body.replace_workspace === 'true';
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = {
+      data: await s.google.authorizationLink({ directoryId: ctx.params.directoryId, replaceWorkspace: replace }),
+    };
+  });
+
   /** Syncs every Google directory soon (Jackson answers before the sync runs, too). */
   r.all('/cron/sync-google', async (ctx: Context) => {
     await s.google.requestSweep();

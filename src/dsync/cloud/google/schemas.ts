@@ -66,7 +66,7 @@ const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
 const text = z.preprocess(first, z.string().max(4096).optional());
 
 /** `GET /api/scim/oauth/authorize?directoryId=` */
-export const authorizeQuery = z.object({ directoryId: text });
+export const authorizeQuery = z.object({ directoryId: text, token: text });
 
 /** `GET /api/scim/oauth/callback?code&state` (or Google's `error` when the admin declined). */
 export const callbackQuery = z.object({ code: text, state: text, error: text });

@@ -21,6 +21,7 @@ import type { DirectoriesService } from '../../directories/service.ts';
 import type { DeliveryPolicy } from '../../events/service.ts';
 import { listSyncableDirectories } from '../../store/cloud-syncs.ts';
 import { createGoogleAuth } from './auth.ts';
+import type { AuthorizationLinks, AuthorizationVerifier } from './link.ts';
 import { createGoogleClient } from './client.ts';
 import { createGoogleSync, emptyCounts, type SyncOptions, type SyncResult } from './sync.ts';
 
@@ -43,6 +44,12 @@ export interface GoogleServiceOptions {
   apiUrl: string;
   /** `dsync.external_url` + `dsync.google.callback_path` */
   redirectUri: string;
+  /** `dsync.external_url` + `dsync.google.authorize_path` */
+  authorizeUrl?: string;
+  /** Mints and verifies authorization links (link.ts). */
+  links?: AuthorizationLinks;
+  /** Proofs accepted besides the links (e.g. setup-link tokens). */
+  extraVerifiers?: readonly AuthorizationVerifier[];
   /** `dsync.google.sync_interval` in ms (0: no scheduled sync) */
   syncIntervalMs: number;
   /** How the events of a sync are delivered (webhooks; see events/service.ts). */
@@ -68,6 +75,9 @@ export function createGoogleService(o: GoogleServiceOptions) {
     clientId: o.clientId,
     authUrl: o.authUrl,
     redirectUri: o.redirectUri,
+    verifiers: [...(o.links ? [o.links.verify] : []), ...(o.extraVerifiers ?? [])],
+    ...(o.links ? { links: o.links } : {}),
+    ...(o.authorizeUrl ? { authorizeUrl: o.authorizeUrl } : {}),
   });
   const sync = createGoogleSync({
     db: o.db,

@@ -18,10 +18,18 @@ export interface AuthorizationState {
   directoryId: string;
   /** Present when the flow is bound to a browser cookie. */
   nonce?: string;
+  /** The authorization link allowed connecting a different Workspace than the recorded one. */
+  replaceWorkspace?: boolean;
 }
 
 export const signState = (ring: KeyRing, s: AuthorizationState, now: Date): Promise<string> =>
-  sealJson(ring, TYP, { d: s.directoryId, ...(s.nonce ? { n: s.nonce } : {}) }, STATE_TTL_MS, now.getTime());
+  sealJson(
+    ring,
+    TYP,
+    { d: s.directoryId, ...(s.nonce ? { n: s.nonce } : {}), ...(s.replaceWorkspace ? { r: true } : {}) },
+    STATE_TTL_MS,
+    now.getTime(),
+  );
 
 /**
  * The directory a state was issued for. Throws 400 when the state is missing, forged, altered,
@@ -36,14 +44,18 @@ export async function verifyState(
   const invalid = (why: string) =>
     dsyncError(400, `The authorization state is ${why}. Start the authorization of the directory again.`);
   if (!state) throw invalid('missing');
-  let data: { d?: unknown; n?: unknown };
+  let data: { d?: unknown; n?: unknown; r?: unknown };
   try {
-    data = await openJson<{ d?: unknown; n?: unknown }>(ring, TYP, state, now.getTime());
+    data = await openJson<{ d?: unknown; n?: unknown; r?: unknown }>(ring, TYP, state, now.getTime());
   } catch (e) {
     throw invalid(e instanceof TokenError && e.reason === 'expired' ? 'expired' : 'not valid');
   }
   if (typeof data.d !== 'string') throw invalid('not valid');
   if (typeof data.n === 'string' && !(cookieNonce && safeEqual(data.n, cookieNonce)))
     throw invalid('not bound to this browser (the authorization was started elsewhere, or its cookie is gone)');
-  return { directoryId: data.d, ...(typeof data.n === 'string' ? { nonce: data.n } : {}) };
+  return {
+    directoryId: data.d,
+    ...(typeof data.n === 'string' ? { nonce: data.n } : {}),
+    ...(data.r === true ? { replaceWorkspace: true } : {}),
+  };
 }
