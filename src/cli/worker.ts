@@ -26,22 +26,29 @@ export function registerWorker(program: Command): void {
           await c.close();
           throw e;
         }
-        // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
-        const metrics = config.worker.metrics.port
-          ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
-          : undefined;
-        const runner = await startWorker({
-          pool: queue.pool,
-          log: c.log,
-          concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
-          pollInterval: c.config.worker.poll_interval,
-          livenessIntervalMs: c.config.worker.liveness_check_interval,
-          crontabFile: c.config.worker.crontab,
-          taskList: await loadTaskList(c),
-        });
-        // Signal handlers first: a supervisor may stop the worker as soon as it reports that it started.
+        let metrics: Awaited<ReturnType<typeof metricsServer>> | undefined;
+        let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
+        const starting = (async () => {
+          // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
+          metrics = config.worker.metrics.port
+            ? await metricsServer(config.worker.metrics.port, config.worker.metrics.host)
+            : undefined;
+          if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
+          runner = await startWorker({
+            pool: queue.pool,
+            log: c.log,
+            concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
+            pollInterval: c.config.worker.poll_interval,
+            livenessIntervalMs: c.config.worker.liveness_check_interval,
+            crontabFile: c.config.worker.crontab,
+            taskList: await loadTaskList(c),
+          });
+        })();
+        // Signal handlers before anything is reported (the metrics line, "worker started"): a
+        // supervisor may stop the worker at once; a stop during the start waits for it to finish.
         onShutdown(async () => {
-          await runner.stop();
+          await starting.catch(() => {});
+          await runner?.stop();
           await queue.close();
           await metrics?.close();
           await c.close();
@@ -50,8 +57,7 @@ export function registerWorker(program: Command): void {
             ?.shutdown()
             .catch((e) => c.log.warn({ err: e }, 'tracing: the last spans could not be exported at shutdown'));
         });
-        // Announced only now, with the handlers set: a supervisor may stop the worker right after.
-        if (metrics) c.log.info({ port: metrics.port }, 'worker metrics at /metrics/prometheus');
+        await starting;
         c.log.info('worker started');
       }),
     );

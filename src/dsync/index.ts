@@ -81,6 +81,14 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     ttlMs: cfg.webhook_logs_ttl,
     pageLimit,
   });
+  const setupLinks = createSetupLinksService({
+    db: core.db,
+    clock: core.clock,
+    ring: keyRing(core.config.secrets.system, 'dsync'),
+    directories,
+    externalUrl,
+    pageLimit,
+  });
   const outbound = { db: core.db, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
   const batch = createBatchService({
     ...outbound,
@@ -101,14 +109,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
       retentionMs: cfg.events.retention,
       pageLimit,
     }),
-    setupLinks: createSetupLinksService({
-      db: core.db,
-      clock: core.clock,
-      ring: keyRing(core.config.secrets.system, 'dsync'),
-      directories,
-      externalUrl,
-      pageLimit,
-    }),
+    setupLinks,
     /** How events are delivered (configuration); writes may turn webhooks off for one call. */
     policy: delivery,
     delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),
@@ -134,6 +135,8 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
         clock: core.clock,
         ttlMs: g.authorization_link_ttl,
       }),
+      // A setup link's token also proves the right to authorize one of its tenant's directories.
+      extraVerifiers: [setupLinks.verifyForDirectory],
       syncIntervalMs: g.sync_interval,
       delivery,
     }),

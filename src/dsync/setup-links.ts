@@ -253,6 +253,14 @@ export function createSetupLinksService(o: {
     async get(token: unknown, directoryId: unknown) {
       const link = await getByToken(token);
       const d = await o.directories.get((await directoryOf(link, directoryId)).id);
+      // The administrator starts the Google authorization with the link's own token as the proof.
+      let authorize = d.google_authorization_url;
+      if (authorize && typeof token === 'string') {
+        const u = new URL(authorize);
+        u.searchParams.set('directoryId', d.id);
+        u.searchParams.set('token', token);
+        authorize = u.toString();
+      }
       return {
         id: d.id,
         type: d.type,
@@ -261,7 +269,7 @@ export function createSetupLinksService(o: {
         scim: d.scim,
         google_domain: d.google_domain,
         google_authorized: Boolean(d.google_access_token && d.google_refresh_token),
-        google_authorization_url: d.google_authorization_url,
+        google_authorization_url: authorize,
       };
     },
     /** `{deactivated}` only. */

@@ -152,3 +152,17 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
+
+/**
+ * Runs a write made behind the services' back (SQL straight into a table whose rows a process keeps
+ * in memory) and waits until this process was notified of it, as every process is (a trigger sends
+ * NOTIFY gatehouse_changes; see src/core/db/changes.ts). Nothing to wait for while it does not listen.
+ */
+export async function whenNotified<T>(t: TestServer, topic: 'client' | 'jwk', write: () => Promise<T>): Promise<T> {
+  const feed = t.container.changes;
+  const live = feed.live();
+  const before = feed.version(topic);
+  const value = await write();
+  if (live) await eventually(async () => feed.version(topic) !== before, 5000, 5);
+  return value;
+}

@@ -1,6 +1,6 @@
 /**
  * Change notifications between processes: one dedicated connection per process LISTENs on
- * `gatehouse_changes`, where triggers NOTIFY the name of what changed (`jwk`). Caches of derived
+ * `gatehouse_changes`, where triggers NOTIFY the name of what changed (`jwk`, `client`). Caches of derived
  * documents compare a per-topic version number, which moves on every notification, on a local
  * `bump`, and on every loss of the connection (notifications may have been missed). A cache may
  * trust its entry only while `live()`: the LISTEN is in place; before that (and while reconnecting)
@@ -15,7 +15,7 @@ import type { Logger } from '../log.ts';
 import { behindTransactionPooler } from './pooler.ts';
 
 export const CHANGES_CHANNEL = 'gatehouse_changes';
-export type ChangeTopic = 'jwk';
+export type ChangeTopic = 'jwk' | 'client';
 
 export interface ChangeFeed {
   /** Moves whenever `topic` may have changed. Starts the listener on first use. */

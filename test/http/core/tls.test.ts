@@ -49,7 +49,9 @@ describe('serve all with a Hydra 26 config: TLS on both listeners', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves https on both, warns per unimplemented Hydra key, and reloads the certificate on SIGHUP', async () => {
+  it('serves https on both, warns per unimplemented Hydra key, and reloads the certificate on SIGHUP', {
+    timeout: 120_000,
+  }, async () => {
     const shared = selfSigned('localhost');
     const admin = selfSigned('localhost');
     writeFileSync(join(dir, 'cert.pem'), shared.cert);
@@ -74,9 +76,9 @@ describe('serve all with a Hydra 26 config: TLS on both listeners', () => {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (err += d));
     const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), 110_000);
     const waitFor = async (re: RegExp, text: () => string) => {
-      for (let i = 0; i < 200 && !re.test(text()); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 1200 && !re.test(text()); i++) await new Promise((r) => setTimeout(r, 50));
       if (!re.test(text())) throw new Error(`no ${re} in: ${text()} ${err}`);
     };
     try {
@@ -134,7 +136,7 @@ describe('serve all with a Hydra 26 config: TLS on both listeners', () => {
     }
   });
 
-  it('refuses to start on an unreadable certificate with one line naming the key', async () => {
+  it('refuses to start on an unreadable certificate with one line naming the key', { timeout: 120_000 }, async () => {
     const { runCli } = await import('../../helpers/cli.ts');
     const r = await runCli(['serve', 'all'], {
       DSN: database.url,

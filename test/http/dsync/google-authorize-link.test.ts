@@ -106,6 +106,39 @@ describe('the authorize route needs an authorization link', () => {
   });
 });
 
+describe('a setup link is a proof too', () => {
+  it('starts the authorization of a Google directory of its tenant, and of no other; revoked: refused', async () => {
+    const link = (
+      await v1(s)('POST', '/setuplinks', {
+        tenant: 'setup-tenant',
+        product: 'crm',
+        webhook_url: 'https://app.example.com/hook',
+        webhook_secret: 'x',
+      })
+    ).body.data;
+    const token = link.url.split('/').pop() as string;
+    const created = await fetch(`${s.publicUrl}/api/setup/${token}/directory-sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'google' }),
+    });
+    const id = ((await created.json()) as { data: { id: string } }).data.id;
+    const one = (
+      (await (await fetch(`${s.publicUrl}/api/setup/${token}/directory-sync/${id}`)).json()) as {
+        data: { google_authorization_url: string; google_authorized: boolean };
+      }
+    ).data;
+    expect(one.google_authorized).toBe(false);
+    const start = await get(one.google_authorization_url);
+    expect(start.status).toBe(302);
+    expect(new URL(start.headers.get('location') as string).origin).toBe(new URL(fake.authUrl).origin);
+    const other = await createDirectory(s, { type: 'google', tenant: 'another-tenant' });
+    expect((await get(`${s.publicUrl}${authorizePath}?directoryId=${other.id}&token=${token}`)).status).toBe(401);
+    await v1(s)('DELETE', `/setuplinks?id=${link.setupID}`);
+    expect((await get(one.google_authorization_url)).status).toBe(401);
+  });
+});
+
 describe('the connected Workspace', () => {
   it('is not replaced by another Workspace’s tokens unless the link allows it', async () => {
     const d = await createDirectory(s, { type: 'google' });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret, verifySecret } from '../../../src/core/crypto/hash.ts';
-import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { adminApi, call } from '../../helpers/clients.ts';
 
 async function row(s: TestServer, id: string) {
@@ -181,7 +182,7 @@ describe('client secrets: migration of stored hashes at the token endpoint', () 
     });
     expect((await token('cached', 'first chosen secret')).status).toBe(200);
     expect((await token('cached', 'first chosen secret')).status).toBe(200);
-    // Another process rotates the secret: only the row changes, this process's cache does not hear of it.
+    // Another process rotates the secret: only the row changes.
     await setHash(
       'cached',
       await hashSecret('second chosen secret', {
@@ -190,8 +191,10 @@ describe('client secrets: migration of stored hashes at the token endpoint', () 
         bcrypt: { cost: 10 },
       }),
     );
+    // The row change is notified; once the new row is read, the remembered success of the old
+    // secret does not match it (the stored hash is part of the cache key).
+    await eventually(async () => (await token('cached', 'second chosen secret')).status === 200);
     expect((await token('cached', 'first chosen secret')).status).toBe(401);
-    expect((await token('cached', 'second chosen secret')).status).toBe(200);
   });
 
   it('answers an unknown client and a wrong secret alike', async () => {
@@ -221,5 +224,59 @@ describe('client secrets with oauth2.hashers.algorithm = bcrypt', () => {
     expect(hash).toMatch(/^\$2[aby]\$04\$/);
     expect(await s.container.oauth2.clients.authenticateClient('bc', c.client_secret!)).toBeDefined();
     expect(await s.container.oauth2.clients.authenticateClient('bc', 'wrong-secret')).toBeUndefined();
+  });
+});
+
+describe('clients kept in memory for authentication, across processes', () => {
+  let database: TestDatabase;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    a = await startTestServer({ database });
+    b = await startTestServer({ database });
+  });
+  afterAll(async () => {
+    for (const x of [a, b]) await x?.close();
+    await database?.drop();
+  });
+
+  const tokenAt = (t: TestServer, id: string, secret: string) =>
+    fetch(`${t.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${id}:${encodeURIComponent(secret)}`).toString('base64')}`,
+      },
+      body: 'grant_type=client_credentials',
+    });
+
+  it('serves the client from memory while nothing changed, and sees changes of another process at once', async () => {
+    const { data: c } = await adminApi(a.adminUrl).createOAuth2Client({
+      oAuth2Client: { client_id: 'shared', grant_types: ['client_credentials'] },
+    });
+    const secret = c.client_secret!;
+    await eventually(async () => (await tokenAt(b, 'shared', secret)).status === 200);
+    await eventually(async () => b.container.changes.live()); // listening (it starts on first use)
+    expect((await tokenAt(b, 'shared', secret)).status).toBe(200); // now kept
+    // With the notification switched off, a change behind the cache's back is not seen: from memory.
+    await a.container.pool.query('alter table oauth2_clients disable trigger oauth2_clients_notify_change');
+    try {
+      await a.container.pool.query("update oauth2_clients set grant_types = '[]' where id = 'shared'");
+      for (let i = 0; i < 3; i++) expect((await tokenAt(b, 'shared', secret)).status).toBe(200);
+    } finally {
+      await a.container.pool.query('alter table oauth2_clients enable trigger oauth2_clients_notify_change');
+    }
+    // A secret set through the other process's admin API: notified, the old secret stops working.
+    const put = await call(a.adminUrl, 'PUT', '/admin/clients/shared', {
+      client_secret: 'a brand new chosen secret',
+      grant_types: ['client_credentials'],
+    });
+    expect(put.status).toBe(200);
+    await eventually(async () => (await tokenAt(b, 'shared', secret)).status === 401);
+    expect((await tokenAt(b, 'shared', 'a brand new chosen secret')).status).toBe(200);
+    // Deleted in the other process: unknown here too.
+    expect((await call(a.adminUrl, 'DELETE', '/admin/clients/shared')).status).toBe(204);
+    await eventually(async () => (await tokenAt(b, 'shared', 'a brand new chosen secret')).status === 401);
   });
 });

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { freePort, startTestServer, type TestServer, whenNotified } from '../../helpers/apps.ts';
 import { call } from '../../helpers/clients.ts';
 import { selfSigned, startHttpsServer } from '../../helpers/tls.ts';
 import {
@@ -184,8 +184,10 @@ describe('dynamic registration and internal addresses', () => {
     });
     expect(dyn.status).toBe(201);
     // The name now points inward (DNS rebinding), here written straight into the row.
-    await sql`update oauth2_clients set jwks_uri = ${`${filesUrl}/dyn/jwks.json`} where id = ${dyn.body.client_id}`.execute(
-      t.container.db,
+    await whenNotified(t, 'client', () =>
+      sql`update oauth2_clients set jwks_uri = ${`${filesUrl}/dyn/jwks.json`} where id = ${dyn.body.client_id}`.execute(
+        t.container.db,
+      ),
     );
     const r = await withAssertion(dyn.body.client_id);
     expect(r.status).toBe(401);

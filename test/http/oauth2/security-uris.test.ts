@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { startTestServer, type TestServer, whenNotified } from '../../helpers/apps.ts';
 import { call } from '../../helpers/clients.ts';
 import { acceptLogout, rememberedLogin } from '../../helpers/logout.ts';
 import { adminApi, authorizeUrl, Browser, CB, codeFlowUrl, createClient, param } from '../../helpers/oauth2.ts';
@@ -108,12 +108,16 @@ describe('client URI schemes', () => {
 
 /** Writes a URI into a stored row directly, as a row created before the rule would hold it. */
 async function storeRaw(id: string, column: 'redirect_uris' | 'post_logout_redirect_uris', value: string[]) {
-  await sql`update oauth2_clients set ${sql.ref(column)} = ${JSON.stringify(value)}::jsonb where id = ${id}`.execute(
-    t.container.db,
+  await whenNotified(t, 'client', () =>
+    sql`update oauth2_clients set ${sql.ref(column)} = ${JSON.stringify(value)}::jsonb where id = ${id}`.execute(
+      t.container.db,
+    ),
   );
 }
 async function storeFrontchannel(id: string, value: string) {
-  await sql`update oauth2_clients set frontchannel_logout_uri = ${value} where id = ${id}`.execute(t.container.db);
+  await whenNotified(t, 'client', () =>
+    sql`update oauth2_clients set frontchannel_logout_uri = ${value} where id = ${id}`.execute(t.container.db),
+  );
 }
 
 function expectSecurityHeaders(res: Response) {

@@ -39,15 +39,17 @@ describe('gatehouse worker metrics', () => {
     child.stderr.on('data', (d) => (out += d));
     const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await eventually(async () => out.includes('worker metrics at /metrics/prometheus'), 20_000);
+      await eventually(async () => out.includes('worker metrics at /metrics/prometheus'), 45_000);
       const r = await scrape(`http://127.0.0.1:${port}/metrics/prometheus`);
       expect(r.status).toBe(200);
       expect(sample(r.samples, 'gatehouse_jobs', { task: 'audit_purge', state: 'scheduled' })).toBe(1);
       expect(sample(r.samples, 'gatehouse_db_pool_connections')).toBeGreaterThan(0);
       expect(sample(r.samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+      // The signal handlers are in place once the runner has started.
+      await eventually(async () => out.includes('worker started'), 45_000);
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exit).toBe(0);
-  }, 40_000);
+  }, 60_000);
 });
