@@ -1,10 +1,10 @@
 /**
- * Jackson's `directorySyncController` (spec/dsync.md §1.2–§1.8) over the gatehouse services:
+ * Jackson's `directorySyncController` over the gatehouse services:
  * same member names, same `{data, error}` envelopes, same messages and codes.
  *
  * - `users`/`groups`/`webhookLogs.setTenantAndProduct(t, p)` binds the object it is called on (as
  *   Jackson, so two statements work) and returns a new bound object that nothing else changes (the
- *   safe form under concurrency: Jackson's shared singletons raced between requests, Q13).
+ *   safe form under concurrency: Jackson's shared singletons raced between requests).
  * - The write side (`users.create`, `groups.addUserToGroup`, …, writes.ts) emits the events of the
  *   equivalent SCIM request, in its transaction (Jackson's store writes emitted none).
  * - A callback (`requests.handle`'s, or `dsync.callback`) is the event sink, as in Jackson: it is
@@ -16,7 +16,7 @@
  * - `events.batch.process()` runs a processing pass and resolves when it is done (Jackson's
  *   returned at once); `push` and `scheduleWorker` do not exist (events are queued by the change
  *   that makes them, and the worker's timer replaces `scheduleWorker`).
- * - `google` (also as the seed's `cloudDirectory`): the state of the authorization URL is signed;
+ * - `google` (also as `cloudDirectory`): the state of the authorization URL is signed;
  *   `completeAuthorization({code, state})` is the callback step for embedding apps (it checks the
  *   state, exchanges the code and stores the tokens). Jackson's `createOAuth2Client` (a
  *   google-auth-library object) does not exist.

@@ -1,9 +1,9 @@
 /**
- * Domain types of directory sync and the Jackson wire shapes they map to (spec/dsync.md §1–§4).
+ * Domain types of directory sync and the Jackson wire shapes they map to.
  * Domain objects are camelCase; the wire objects keep Jackson's snake_case names exactly.
  */
 
-/** Jackson's provider keys and labels (`providers()`, §1.3). */
+/** Jackson's provider keys and labels (`providers()`). */
 export const DIRECTORY_TYPES = {
   'azure-scim-v2': 'Entra ID SCIM v2.0',
   'onelogin-scim-v2': 'OneLogin SCIM v2.0',
@@ -18,7 +18,7 @@ export type DirectoryType = keyof typeof DIRECTORY_TYPES;
 export const isDirectoryType = (t: unknown): t is DirectoryType =>
   typeof t === 'string' && Object.hasOwn(DIRECTORY_TYPES, t);
 
-/** Cloud directories are synced by gatehouse itself and never accept SCIM traffic (§3.10 Q6). */
+/** Cloud directories are synced by gatehouse itself and never accept SCIM traffic (they have no secret). */
 export const isScimType = (t: DirectoryType): boolean => t !== 'google';
 
 /** A directory with its secrets opened. */
@@ -43,7 +43,7 @@ export interface Directory {
   createdAt: Date;
 }
 
-/** Jackson's directory record with its computed fields (§2.1–§2.2). */
+/** Jackson's directory record with its computed fields. */
 export interface DirectoryRecord {
   id: string;
   name: string;
@@ -113,7 +113,7 @@ export type DirectorySyncEventType =
   | 'group.user_added'
   | 'group.user_removed';
 
-/** The event as Jackson serialises it: key order `{event, tenant, product, directory_id, data}` (§4.2). */
+/** The event as Jackson serialises it: key order `{event, tenant, product, directory_id, data}`. */
 export interface DirectorySyncEvent {
   event: DirectorySyncEventType;
   tenant: string;
@@ -135,7 +135,7 @@ export interface WebhookEvent extends DirectorySyncEvent {
 
 export type EventCallback = (event: WebhookEvent) => unknown;
 
-/** `requests.handle` input (§1.8). */
+/** `requests.handle` input. */
 export interface DirectorySyncRequest {
   method: string;
   body?: unknown;

@@ -1,4 +1,4 @@
-/** Inputs of the directory operations (Jackson `directories.create/update`, spec/dsync.md §1.4, §2). */
+/** Inputs of the directory operations (Jackson `directories.create/update`). */
 import { z } from 'zod';
 
 const url = z

@@ -1,5 +1,5 @@
 /**
- * Directories (Jackson DirectoryConfig, spec/dsync.md §1.4, §2). Messages and codes are Jackson's.
+ * Directories (Jackson DirectoryConfig). Messages and codes are Jackson's.
  * Secrets (SCIM bearer secret, webhook secret, cloud tokens) are sealed at rest with the `dsync`
  * key ring and opened on read, because Jackson's record returns them.
  */
@@ -95,11 +95,11 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     return d as unknown as Directory;
   }
 
-  /** Jackson's record with the fields computed on read (§2.2). */
+  /** Jackson's record with the fields computed on read. */
   function record(d: Directory): DirectoryRecord {
     const scim: DirectoryRecord['scim'] = { path: d.scim.path, secret: d.scim.secret };
     if (scim.path) {
-      // Opts Entra ID into its SCIM-compliant PATCH format (§3.9).
+      // Opts Entra ID into its SCIM-compliant PATCH format (`?aadOptscim062020`).
       if (d.type === 'azure-scim-v2') scim.path = `${scim.path}/?aadOptscim062020`;
       scim.endpoint = `${o.externalUrl}${scim.path}`;
     }

@@ -1,5 +1,5 @@
 /**
- * Batch mode (spec/dsync.md §4.7; Jackson's EventProcessor, with its bugs fixed). Events queued in
+ * Batch mode (Jackson's EventProcessor, with its bugs fixed). Events queued in
  * the outbox with mode 'batch' are sent per directory, oldest first, up to `dsync.webhook_batch_size`
  * per POST (50 when batch mode is off, as Jackson), as ONE signed JSON array.
  *

@@ -1,5 +1,5 @@
 /**
- * Connection lifecycle events (spec/dsync.md §4.8): `dsync.created`, `dsync.deleted`,
+ * Connection lifecycle events: `dsync.created`, `dsync.deleted`,
  * `dsync.activated`, `dsync.deactivated`, POSTed to the global webhook `dsync.webhook_url`
  * (Jackson's `WEBHOOK_URL`) signed with `dsync.webhook_secret` (`WEBHOOK_SECRET`), when both are
  * set. Body: Jackson's `{event, tenant, product, data: {id, name, type}}`, then `id` and

@@ -1,5 +1,5 @@
 /**
- * Webhook logs (Jackson `webhookLogs`, exposed as `/api/v1/dsync/events`, spec/dsync.md §1.7, §4.6).
+ * Webhook logs (Jackson `webhookLogs`, exposed as `/api/v1/dsync/events`).
  * When a directory has `log_webhook_events`, every POST attempt (real-time event or batch array)
  * is recorded: the exact body, the status code (500 when no answer came, as Jackson), delivered
  * (any 2xx), the error (address-free, never the secret), the attempt number, and when it started

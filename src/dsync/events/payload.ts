@@ -1,4 +1,4 @@
-/** Jackson's event envelope and its user/group projections (spec/dsync.md §4.2; Jackson scim/transform.ts). */
+/** Jackson's event envelope and its user/group projections (Jackson scim/transform.ts). */
 import type {
   Directory,
   DirectorySyncEvent,

@@ -1,5 +1,5 @@
 /**
- * One signed webhook POST (spec/dsync.md §4.4): `Content-Type: application/json` and both
+ * One signed webhook POST: `Content-Type: application/json` and both
  * `BoxyHQ-Signature` and `Ory-Polis-Signature`, each `t=<ms>,s=<hex HMAC-SHA256 of "t.<raw body>">`
  * keyed with the webhook secret, over exactly the bytes sent. Every attempt is signed afresh with
  * the current time (Jackson resent the same `t` on its retries). Sent through the guarded dsync

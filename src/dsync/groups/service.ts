@@ -1,6 +1,5 @@
 /**
- * Management reads of groups and memberships (Jackson `groups.*` after `setTenantAndProduct`,
- * spec/dsync.md §1.6): scoped by tenant+product and, when given, one directory.
+ * Management reads of groups and memberships (Jackson `groups.*` after `setTenantAndProduct`): scoped by tenant+product and, when given, one directory.
  */
 import type { Db } from '../../core/db/tx.ts';
 import { dsyncError } from '../errors.ts';

@@ -1,5 +1,5 @@
 /**
- * SCIM user/group bodies ⇄ the normalised columns (Jackson `extractStandardUserAttributes`, §3.2).
+ * SCIM user/group bodies ⇄ the normalised columns (Jackson `extractStandardUserAttributes`).
  * Differences from Jackson, on purpose: `email` is the primary email when one is marked primary
  * (else the first, else `userName`), and Entra ID's legacy `"True"`/`"False"` strings for `active`
  * become booleans, in the record and in `raw`.

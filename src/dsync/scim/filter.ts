@@ -1,8 +1,8 @@
 /**
  * SCIM filters (RFC 7644 §3.4.2.2), parsed with `scim2-parse-filter` and turned into a small
- * predicate tree that the store compiles to SQL. Unlike Jackson (§3.6) the attribute and the
- * operator are honoured (Q4), matches are on current values (Q2), and a malformed filter is a
- * 400 `invalidFilter` (Q12), never a 500.
+ * predicate tree that the store compiles to SQL. Unlike Jackson the attribute and the
+ * operator are honoured, matches are on current values, and a malformed filter is a
+ * 400 `invalidFilter` (RFC 7644 §3.4.2.2), never a 500.
  *
  * Attribute names are case-insensitive (RFC 7643 §2.1). String comparisons are case-insensitive
  * except for `id` and `externalId`, which RFC 7643 defines as case-exact. `userName eq "…"` also

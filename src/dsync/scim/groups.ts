@@ -1,8 +1,8 @@
 /**
- * SCIM `/Groups` semantics (Jackson DirectoryGroups, spec/dsync.md §3.4, §3.8), scoped to one
+ * SCIM `/Groups` semantics (Jackson DirectoryGroups; RFC 7644 §3), scoped to one
  * directory. Differences from Jackson, on purpose: members sent with POST and PUT are stored, ops
- * are case-insensitive and `replace`/`remove` of `members` are honoured (Q10), and re-adding a
- * member makes no event (Q7). A member that is not (yet) a user is kept (see addMembers).
+ * are case-insensitive and `replace`/`remove` of `members` are honoured, and re-adding a
+ * member makes no event. A member that is not (yet) a user is kept (see addMembers).
  * Responses keep Jackson's shape, `members: []` included.
  */
 import { randomUUID } from 'node:crypto';
@@ -202,7 +202,7 @@ export async function patchGroup(trx: Executor, current: DsyncGroup, body: unkno
   return { status: 200, data: view(group) };
 }
 
-/** DELETE /Groups/{id}: 200 `{}`; memberships go with the group, without `user_removed` events (Q8). */
+/** DELETE /Groups/{id}: 200 `{}`; memberships go with the group, without `user_removed` events. */
 export async function deleteGroup(trx: Executor, current: DsyncGroup, batch: EventBatch) {
   await groups.deleteGroup(trx, current.directoryId, current.id);
   batch.add('group.deleted', { group: current });

@@ -115,7 +115,7 @@ export function applyPatch(raw: Raw, ops: PatchOp[]): Raw {
   return doc;
 }
 
-/** Jackson maps this exact path to the user's `email` (§3.7), whatever the emails array then holds. */
+/** Jackson maps this exact path to the user's `email`, whatever the emails array then holds. */
 export function explicitEmail(ops: PatchOp[]): string | undefined {
   let email: string | undefined;
   for (const o of ops) {

@@ -1,8 +1,8 @@
 /**
- * `requests.handle` (spec/dsync.md §1.8, §3.1): the one entry point for SCIM traffic, used by the
+ * `requests.handle`: the one entry point for SCIM traffic, used by the
  * HTTP routes and by the library controller. Pipeline:
- *   resource type → directory (404) → secret, constant time (401; cloud directories always 401, Q6)
- *   → deactivated: 200 `{}` (Q5: after the secret check, not before as in Jackson) → method.
+ *   resource type → directory (404) → secret, constant time (401; cloud directories always 401: they have no secret)
+ *   → deactivated: 200 `{}` (after the secret check, not before as in Jackson) → method.
  * Every write runs in one transaction that changes the data and then writes the change's events;
  * the directory row is locked only from the events' sequence numbers to the commit, so writers of
  * one directory run side by side (a create serialises with creates of the same names only). The
@@ -146,7 +146,7 @@ export function createScimService(o: {
 
   /**
    * Handles one SCIM request. Throws SCIM AppErrors (404, 401, 400, 409). `trusted` is for
-   * gatehouse's own callers (cloud-directory sync, issue #9): no bearer secret is checked and cloud
+   * gatehouse's own callers (the Google Workspace sync): no bearer secret is checked and cloud
    * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
    * `webhooks: false`: the events are stored but no webhook is queued (a library callback is the
    * event sink).

@@ -1,6 +1,6 @@
 /**
- * SCIM `/Users` semantics (Jackson DirectoryUsers, spec/dsync.md §3.3), scoped to one directory
- * (Q1). Write functions run inside the caller's transaction, which holds the directory lock, and
+ * SCIM `/Users` semantics (Jackson DirectoryUsers; RFC 7644 §3), scoped to one directory
+ * (not only to tenant+product, as Jackson did). Write functions run inside the caller's transaction, which holds the directory lock, and
  * add their events to the caller's batch.
  */
 import { randomUUID } from 'node:crypto';
@@ -45,7 +45,7 @@ export async function createUser(trx: Executor, directory: Directory, body: unkn
   return { status: 201, data: user.raw };
 }
 
-/** PUT /Users/{id}: full replace; the columns follow the new body, so filters see it (Q2). */
+/** PUT /Users/{id}: full replace; the columns follow the new body, so filters see it. */
 export async function replaceUser(
   trx: Executor,
   directory: Directory,
@@ -59,7 +59,8 @@ export async function replaceUser(
   return { status: 200, data: user.raw };
 }
 
-/** PATCH /Users/{id}: every op honoured, `remove` included (Q10); URN paths kept whole (Q11). */
+/** PATCH /Users/{id}: every op honoured, `remove` included; URN paths kept whole
+ * (stored under the schema URN, not split at the dot of `2.0`). */
 export async function patchUser(trx: Executor, current: DsyncUser, body: unknown, batch: EventBatch) {
   const ops = userOperations(patchOperations(body));
   const raw = applyPatch(current.raw, ops);
@@ -74,7 +75,7 @@ export async function patchUser(trx: Executor, current: DsyncUser, body: unknown
   return { status: 200, data: user.raw };
 }
 
-/** DELETE /Users/{id}: 200 with the deleted user (Q9); its memberships go too (Q8), without events. */
+/** DELETE /Users/{id}: 200 with the deleted user (as Jackson); its memberships go too, without events. */
 export async function deleteUser(trx: Executor, directory: Directory, current: DsyncUser, batch: EventBatch) {
   await users.deleteUser(trx, directory.id, current.id);
   batch.add('user.deleted', { user: current });
@@ -87,7 +88,7 @@ export interface ListQuery {
   filter: Predicate | undefined;
 }
 
-/** GET /Users: one page and the true total (Q3), in Jackson's key order. */
+/** GET /Users: one page and the true total (not capped at the page size), in Jackson's key order. */
 export async function listUsers(db: Executor, directory: Directory, q: ListQuery) {
   const { users: page, total } = await users.listUsers(
     db,

@@ -47,7 +47,7 @@ export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
     .execute();
 }
 
-/** Deletes the user and its group memberships (without events: Q8). */
+/** Deletes the user and its group memberships (without events, as Jackson emits only `user.deleted`). */
 export async function deleteUser(db: Executor, directoryId: string, id: string): Promise<void> {
   await db.deleteFrom('dsync_users').where('directory_id', '=', directoryId).where('id', '=', id).execute();
   await deleteMemberships(db, directoryId, [id]);
@@ -110,7 +110,7 @@ export async function findUserClash(
 const scoped = (db: Executor, scope: UserScope, filter?: Predicate) =>
   db.selectFrom('dsync_users as u').where(scopeSql('u', scope, filter));
 
-/** One page, newest first, and the true total (Q3). */
+/** One page, newest first, and the true total (not capped at the page size). */
 export async function listUsers(
   db: Executor,
   scope: UserScope,

@@ -1,5 +1,5 @@
 /**
- * Management reads of users (Jackson `users.*` after `setTenantAndProduct`, spec/dsync.md §1.5):
+ * Management reads of users (Jackson `users.*` after `setTenantAndProduct`):
  * scoped by tenant+product and, when given, one directory. Newest first, pages of at most 50.
  */
 import type { Db } from '../../core/db/tx.ts';

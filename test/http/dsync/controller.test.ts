@@ -1,6 +1,6 @@
 /**
  * The library entry point: `controllers({ externalUrl, db })` and Jackson's directorySyncController
- * (spec/dsync.md §1.1–§1.8; Jackson npm/test/dsync/directories.test.ts).
+ * (after Jackson npm/test/dsync/directories.test.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-/** The v1 management API for directories (Jackson pages/api/v1/dsync, spec/dsync.md §1.4, §1.9, §2). */
+/** The v1 management API for directories (Jackson pages/api/v1/dsync). */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../helpers/apps.ts';

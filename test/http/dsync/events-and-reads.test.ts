@@ -1,7 +1,7 @@
 /**
- * Events written with each change (spec/dsync.md §4.1–§4.2: types, payloads, key order; stored in
+ * Events written with each change (types, payloads, key order; stored in
  * the change's transaction with a per-directory sequence) and the v1 read routes for users, groups,
- * members and events (§1.9).
+ * members and events.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Google Workspace authorization (spec/dsync.md §1.2, §1.9, §2.2, §5.1–§5.2; Jackson
+ * Google Workspace authorization (after Jackson
  * npm/test/dsync/google_oauth.test.ts) against a fake Google on loopback: the authorization URL and
  * its exact parameters, the signed state (tampered, expired, foreign, replayed in another browser),
  * the HTTP authorize and callback routes, the code exchange and setToken.
@@ -109,7 +109,7 @@ describe('generateAuthorizationUrl', () => {
     expect(() => JSON.parse(params.state as string)).toThrow();
   });
 
-  it('answers the same under the seed’s name cloudDirectory', async () => {
+  it('answers the same under the name cloudDirectory', async () => {
     const { data } = await ctl().cloudDirectory.generateAuthorizationUrl({ directoryId: google.id });
     expect(new URL(data?.authorizationUrl as string).searchParams.get('client_id')).toBe(fake.clientId);
   });

@@ -1,5 +1,5 @@
 /**
- * Google Workspace sync when things go wrong (spec/dsync.md §5.2–§5.4): expired and rejected access
+ * Google Workspace sync when things go wrong: expired and rejected access
  * tokens (refreshed, and the new token stored), a revoked authorization, a failing Directory API in
  * the middle of a sync (what committed stays consistent, the next run completes), and a 403.
  */

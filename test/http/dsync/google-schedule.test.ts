@@ -1,5 +1,5 @@
 /**
- * Scheduling of Google Workspace sync (spec/dsync.md §1.9 `cron/sync-google`, §5.6): the sweep and
+ * Scheduling of Google Workspace sync (`/api/v1/dsync/cron/sync-google` and the worker's schedule): the sweep and
  * its one-job-per-directory key, overlapping schedules, due directories, deactivated directories,
  * dead jobs, and `gatehouse dsync sync --directory <id>`.
  */

@@ -1,5 +1,5 @@
 /**
- * Google Workspace sync (spec/dsync.md §5.3–§5.5; Jackson npm/test/dsync/google_api.test.ts)
+ * Google Workspace sync (after Jackson npm/test/dsync/google_api.test.ts)
  * against a fake Directory API on loopback: Jackson's five scenarios with exactly their events,
  * the Directory API calls and their parameters, paging, nested groups and outside users, volatile
  * fields, an email swap, logs. Failures and tokens: google-resilience.test.ts.
@@ -73,7 +73,7 @@ describe('Jackson’s five sync scenarios (450 users over 3 pages, 2 groups)', (
       ...base,
       data: { ...userRecord(ws.users[0] as GUser), group: groupRecord(ws.eng) },
     });
-    // §5.3: customer=my_customer and maxResults=200 on users and groups, pageToken to page on; maxResults on members.
+    // Directory API list calls: customer=my_customer and maxResults=200 on users and groups, pageToken to page on; maxResults on members.
     const calls = fake.apiCalls().slice(apiBefore);
     expect(calls.filter((c) => c.path.endsWith('/users')).map((c) => c.query)).toEqual([
       { customer: 'my_customer', maxResults: '200' },

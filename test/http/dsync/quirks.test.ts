@@ -1,7 +1,8 @@
 /**
- * One test per quirk of Jackson 26.2.0 listed in spec/dsync.md §3.10 (Q1–Q13). Each states what
- * the reference did; the tests of fixed quirks fail on that behaviour, the ones kept on purpose
- * (Q8 events, Q9) pin it down.
+ * One test per quirk of Jackson 26.2.0, in the order of the "SCIM and data" table of
+ * docs/migrating-from-jackson.md. Each states what the reference did; the tests of fixed quirks
+ * fail on that behaviour, the ones kept on purpose (the events of a user deletion, DELETE's 200)
+ * pin it down.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectorySyncEvent } from '../../../src/dsync/types.ts';
@@ -29,8 +30,8 @@ afterAll(async () => {
 
 const q = (filter: string) => `/Users?filter=${encodeURIComponent(filter)}`;
 
-describe('§3.10 quirks', () => {
-  it('Q1: resources are scoped to their directory, not to the tenant and product', async () => {
+describe('Jackson 26.2 quirks', () => {
+  it('resources are scoped to their directory, not to the tenant and product', async () => {
     const a = await createDirectory(s, { tenant: 'q1', product: 'p' });
     const b = await createDirectory(s, { tenant: 'q1', product: 'p' });
     const ca = scimClient(s, a);
@@ -45,7 +46,7 @@ describe('§3.10 quirks', () => {
     expect((await cb('GET', '/Users/shared-id')).body.userName).toBe('other@example.com');
   });
 
-  it('Q2: filters match current values after PUT, PATCH and renames', async () => {
+  it('filters match current values after PUT, PATCH and renames', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     const u = (await c('POST', '/Users', { userName: 'old@example.com', emails: [{ value: 'old@example.com' }] })).body;
@@ -63,7 +64,7 @@ describe('§3.10 quirks', () => {
     );
   });
 
-  it('Q3: totalResults is the true count, beyond the page limit of 50', async () => {
+  it('totalResults is the true count, beyond the page limit of 50', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     for (let i = 0; i < 60; i++)
@@ -74,7 +75,7 @@ describe('§3.10 quirks', () => {
     expect(last.body).toMatchObject({ startIndex: 55, totalResults: 60, itemsPerPage: 6 });
   });
 
-  it('Q4: the filter honours its attribute; userName is case-insensitive and falls back to the email', async () => {
+  it('the filter honours its attribute; userName is case-insensitive and falls back to the email', async () => {
     const d = await createDirectory(s, { type: 'azure-scim-v2' });
     const c = scimClient(s, d);
     const jane = (
@@ -94,7 +95,7 @@ describe('§3.10 quirks', () => {
     expect((await c('GET', q('externalId eq "ext-jane"'))).body.Resources[0]?.id).toBe(jane.id);
   });
 
-  it('Q5: a deactivated directory checks the secret first, then answers 200 {} and changes nothing', async () => {
+  it('a deactivated directory checks the secret first, then answers 200 {} and changes nothing', async () => {
     const d = await createDirectory(s);
     await v1(s)('PATCH', `/${d.id}`, { deactivated: true });
     // Reference: 200 {} for any token, or none.
@@ -106,7 +107,7 @@ describe('§3.10 quirks', () => {
     expect(await userCount(s, d.id)).toBe(0);
   });
 
-  it('Q6: a cloud directory refuses SCIM traffic, with or without a token', async () => {
+  it('a cloud directory refuses SCIM traffic, with or without a token', async () => {
     const d = await createDirectory(s, { type: 'google' });
     const asIfScim = { ...d, scim: { ...d.scim, endpoint: `${s.publicUrl}/api/scim/v2.0/${d.id}` } };
     // Reference: the empty secret matched a missing header, and this created a user (201).
@@ -114,7 +115,7 @@ describe('§3.10 quirks', () => {
       const r = await scimClient(s, asIfScim, secret)('POST', '/Users', { userName: 'intruder@example.com' });
       expect(r.status).toBe(401);
     }
-    // gatehouse's own sync (issue #9) goes through the trusted entry point instead.
+    // gatehouse's own sync (Google Workspace) goes through the trusted entry point instead.
     const own = await s.container.dsync.services.scim.handle(
       {
         method: 'POST',
@@ -128,7 +129,7 @@ describe('§3.10 quirks', () => {
     expect(own.status).toBe(201);
   });
 
-  it('Q7: adding a member again fires no event; an unknown user is kept with an event of what is known', async () => {
+  it('adding a member again fires no event; an unknown user is kept with an event of what is known', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     const u = (await c('POST', '/Users', { userName: 'member@example.com' })).body;
@@ -147,7 +148,7 @@ describe('§3.10 quirks', () => {
     expect((await memberIds(s, d.id, g.id)).sort()).toEqual([u.id, 'member1'].sort());
   });
 
-  it('Q8: deleting a user removes its memberships (events as Jackson: user.deleted only)', async () => {
+  it('deleting a user removes its memberships (events as Jackson: user.deleted only)', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     const u = (await c('POST', '/Users', { userName: 'leaver@example.com' })).body;
@@ -161,14 +162,14 @@ describe('§3.10 quirks', () => {
     expect(members.body).toEqual({ data: [] });
   });
 
-  it('Q9: DELETE answers 200 with the deleted user, not 204 (kept for compatibility)', async () => {
+  it('DELETE answers 200 with the deleted user, not 204 (kept for compatibility)', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     const u = (await c('POST', '/Users', { userName: 'del@example.com' })).body;
     expect(await c('DELETE', `/Users/${u.id}`)).toMatchObject({ status: 200, body: u });
   });
 
-  it('Q10: ops are case-insensitive for groups, and remove is honoured for users', async () => {
+  it('ops are case-insensitive for groups, and remove is honoured for users', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     const u = (
@@ -199,7 +200,7 @@ describe('§3.10 quirks', () => {
     expect(Object.keys(r.body).filter((k) => k.includes('['))).toEqual([]);
   });
 
-  it('Q11: URN attribute paths are stored under their schema', async () => {
+  it('URN attribute paths are stored under their schema', async () => {
     const d = await createDirectory(s, { type: 'azure-scim-v2' });
     const c = scimClient(s, d);
     const u = (await c('POST', '/Users', { userName: 'q11@example.com' })).body;
@@ -218,7 +219,7 @@ describe('§3.10 quirks', () => {
     expect(Object.keys(r.body).filter((k) => k.endsWith(':2'))).toEqual([]);
   });
 
-  it('Q12: a malformed filter or PATCH body is a 400 with a scimType, not a 500', async () => {
+  it('a malformed filter or PATCH body is a 400 with a scimType, not a 500', async () => {
     const d = await createDirectory(s);
     const c = scimClient(s, d);
     const u = (await c('POST', '/Users', { userName: 'q12@example.com' })).body;
@@ -236,7 +237,7 @@ describe('§3.10 quirks', () => {
     }
   });
 
-  it('Q13: setTenantAndProduct returns a new object and per-call callbacks stay per call', async () => {
+  it('setTenantAndProduct returns a new object and per-call callbacks stay per call', async () => {
     const ctl = s.container.dsync.controller();
     const d1 = await createDirectory(s, { tenant: 'q13a', product: 'p' });
     const d2 = await createDirectory(s, { tenant: 'q13b', product: 'p' });

@@ -1,6 +1,6 @@
 /**
  * SCIM `/Groups` and memberships over HTTP (Jackson npm/test/dsync/{groups,membership}.test.ts and
- * e2e/api/scim/v2.0/groups.spec.ts, spec/dsync.md §3.4, §3.8).
+ * e2e/api/scim/v2.0/groups.spec.ts; RFC 7644 §3).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';

@@ -1,6 +1,6 @@
 /**
- * SCIM `/Users` over HTTP (Jackson npm/test/dsync/users.test.ts and e2e/api/scim/v2.0/users.spec.ts,
- * spec/dsync.md §3.1–§3.7).
+ * SCIM `/Users` over HTTP (Jackson npm/test/dsync/users.test.ts and e2e/api/scim/v2.0/users.spec.ts;
+ * RFC 7644 §3).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';

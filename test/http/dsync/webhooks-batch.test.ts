@@ -1,5 +1,5 @@
 /**
- * Batch mode (spec/dsync.md §4.7, seed Events 4): `DSYNC_WEBHOOK_BATCH_SIZE` queues events instead
+ * Batch mode: `DSYNC_WEBHOOK_BATCH_SIZE` queues events instead
  * of sending them; `POST /api/v1/dsync/cron/process-events` (Api-Key) has them sent as one signed
  * array per directory and batch; `DSYNC_WEBHOOK_BATCH_CRON_INTERVAL` processes the queue on its own.
  * Jackson's bugs fixed: any 2xx is delivered (no resend loop on 204), a failed batch stays queued

@@ -2,7 +2,7 @@
  * Webhook configuration and safety: the address policy (`dsync.disallow_private_ip_ranges`) on
  * webhook URLs when they are set and on every delivery (a name that later resolves inward is
  * refused); the secret and addresses never in logs or job errors; connection lifecycle events to
- * the global webhook (spec/dsync.md §4.8); Jackson's environment names.
+ * the global webhook; Jackson's environment names.
  */
 import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Real-time webhook delivery (spec/dsync.md §4.2–§4.6): signed POSTs from graphile-worker jobs to a
+ * Real-time webhook delivery: signed POSTs from graphile-worker jobs to a
  * loopback receiver. Signatures recomputed here, every event type's body, the delivered objects are
  * the callbacks' objects, 2xx = delivered, drops, webhook logs on and off, and the v1 / controller
  * log operations.

@@ -1,5 +1,5 @@
 /**
- * The admin authorization of a Google directory (spec/dsync.md §5.1–§5.2; Jackson `GoogleAuth`):
+ * The admin authorization of a Google directory (Jackson `GoogleAuth`):
  * the authorization URL (offline access, forced consent, the three read-only directory scopes and
  * a signed state), the code exchange, storing the tokens, and the access tokens a sync uses.
  *
@@ -18,7 +18,7 @@ import { type GoogleClient, googleError } from './client.ts';
 import { type AuthorizationLinks, type AuthorizationVerifier, verifyAuthorizationProof } from './link.ts';
 import { signState, verifyState } from './state.ts';
 
-/** §5.1: users, groups and memberships, read-only. */
+/** Admin SDK Directory API scopes: users, groups and memberships, read-only. */
 export const GOOGLE_SCOPES = [
   'https://www.googleapis.com/auth/admin.directory.user.readonly',
   'https://www.googleapis.com/auth/admin.directory.group.readonly',
@@ -125,7 +125,7 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
     return { url: u.toString(), expires_at: expiresAt.toISOString(), replace_workspace: p.replaceWorkspace === true };
   }
 
-  /** `google.getAccessToken({directoryId, code})`: the code exchange (§5.2). Throws 400 / 502. */
+  /** `google.getAccessToken({directoryId, code})`: the code exchange. Throws 400 / 502. */
   async function getAccessToken(p: { directoryId?: unknown; code?: unknown } = {}): Promise<AccessTokenResult> {
     const code = str(p?.code);
     if (!code) throw dsyncError(400, 'Missing required parameters.');

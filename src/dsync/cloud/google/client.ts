@@ -1,5 +1,6 @@
 /**
- * Google's OAuth token endpoint and Admin SDK Directory API (spec/dsync.md §5.2, §5.3), through the
+ * Google's OAuth token endpoint and Admin SDK Directory API
+ * (https://developers.google.com/admin-sdk/directory), through the
  * guarded outbound client. Token requests authenticate the client with `client_secret_post`; list
  * calls ask for `maxResults=200` and follow `nextPageToken`. Short transient failures (network,
  * timeouts, 429, 5xx) are retried a few times within the call; everything else becomes a
@@ -158,7 +159,7 @@ export function createGoogleClient(o: GoogleClientOptions) {
     };
   }
 
-  /** §5.2: `grant_type=authorization_code` with the redirect URI the authorization used. */
+  /** `grant_type=authorization_code` with the redirect URI the authorization used. */
   const exchangeCode = (code: string) => token({ grant_type: 'authorization_code', code, redirect_uri: o.redirectUri });
 
   /** `grant_type=refresh_token`: a new access token (Google keeps the refresh token unless it says otherwise). */
@@ -174,7 +175,7 @@ export function createGoogleClient(o: GoogleClientOptions) {
     return `${base}${path}?${q.toString()}`;
   }
 
-  /** One page of users, groups or a group's members (§5.3). A page without the items key is empty. */
+  /** One page of users, groups or a group's members. A page without the items key is empty. */
   async function listPage(
     kind: ListKind,
     accessToken: string,

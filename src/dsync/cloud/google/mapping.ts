@@ -1,6 +1,6 @@
 /**
- * Google Directory objects → the stored users and groups (spec/dsync.md §5.3), and the fingerprint
- * that decides whether a stored object changed (§5.4). A user is `{id, email: primaryEmail,
+ * Google Directory objects → the stored users and groups, and the fingerprint
+ * that decides whether a stored object changed. A user is `{id, email: primaryEmail,
  * first_name: name.givenName, last_name: name.familyName, active: !suspended, raw: <the Google
  * user>}` with `userName` = the primary email; a group is `{id, name, raw: <the Google group>}`.
  */

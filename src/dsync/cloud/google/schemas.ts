@@ -49,7 +49,7 @@ export interface ParsedPage {
   nextPageToken: string | undefined;
 }
 
-/** A list page; the items key is missing when the page is empty (§5.3). */
+/** A list page; the items key is missing when the page is empty. */
 export function listResponse(kind: ListKind): z.ZodType<ParsedPage> {
   const key = ITEM_KEY[kind];
   const items = z.array(ITEM_SCHEMA[kind] as typeof withId).optional();

@@ -1,5 +1,5 @@
 /**
- * One Google Workspace sync of one directory (spec/dsync.md §5.4): users, then groups, then each
+ * One Google Workspace sync of one directory: users, then groups, then each
  * group's members, paged from the Directory API and compared with what is stored.
  *
  * - Every page (at most 200 objects) and every chunk of deletions or membership changes (at most

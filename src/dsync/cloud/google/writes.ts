@@ -1,7 +1,6 @@
 /**
  * The writes of a Google sync, each inside a transaction the caller opened (it holds the directory
- * row lock and persists the batch's events at the end). They produce exactly Jackson's events
- * (spec/dsync.md §5.4): `user.created`/`user.updated` for new and changed users, `user.deleted`,
+ * row lock and persists the batch's events at the end). They produce exactly Jackson's events: `user.created`/`user.updated` for new and changed users, `user.deleted`,
  * the same for groups, `group.user_added`/`group.user_removed` for membership changes. Nothing is
  * written, and no event produced, for an unchanged object.
  */
