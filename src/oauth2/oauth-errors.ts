@@ -1,7 +1,6 @@
 /**
  * RFC 6749 / OpenID Connect errors with fosite's descriptions (Hydra's wire text). Every call builds
- * a new AppError: a hint, debug text or header given for one request is never seen by another
- * (seed behaviour 13).
+ * a new AppError: a hint, debug text or header given for one request is never seen by another.
  */
 import { AppError } from '../core/errors.ts';
 

@@ -1,6 +1,6 @@
 /**
- * What the login/consent and token features need from the client service and the key service
- * (issue 3). Kept small so the flows do not depend on how clients and keys are stored.
+ * What the login/consent and token features need from the client service and the key service.
+ * Kept small so the flows do not depend on how clients and keys are stored.
  */
 import type { JWK, SignJWT } from 'jose';
 

@@ -2,7 +2,8 @@
  * Back from the consent UI: consume the consent verifier exactly once, store the consent session,
  * and answer the client with a code and/or tokens — all in one transaction, so a failure leaves the
  * verifier unused. With `feature_flags.discard_skipped_consents`, a skipped consent leaves only its
- * id (until its verifier expires) instead of the full row (seed behaviour 6).
+ * id (until its verifier expires) instead of the full row, so it cannot be
+ * reused.
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../core/db/schema.ts';

@@ -1,7 +1,7 @@
 /**
- * OpenID Connect discovery (`/.well-known/openid-configuration`, spec/hydra-api.md §1.6): Hydra
+ * OpenID Connect discovery (`/.well-known/openid-configuration`, OpenID Connect Discovery 1.0 §3): Hydra
  * 26.2's document, driven by configuration, plus `prompt_values_supported` (gatehouse accepts
- * `select_account`, seed behaviour 3; Hydra 26.2 publishes no such field). The ID-token signing
+ * `select_account` and handles it like `login`; Hydra 26.2 publishes no such field). The ID-token signing
  * algorithm is the one of the current `hydra.openid.id-token` signing key, generated if missing.
  */
 import type { Config } from '../../core/config/load.ts';

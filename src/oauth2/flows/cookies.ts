@@ -1,5 +1,5 @@
 /**
- * Hydra's cookies (§5.7): the login session cookie (`ory_hydra_session`) holding `sid`, and per
+ * Hydra's cookies: the login session cookie (`ory_hydra_session`) holding `sid`, and per
  * client CSRF cookies (`ory_hydra_login_csrf_<murmur3(client_id)>`, `…consent_csrf_…`). Values are
  * compact JWEs under `keyRing(cookie secrets, 'cookie')`; `_dev` is added to names in dev mode.
  * Services see cookies through the small CookieJar interface, never through Koa.

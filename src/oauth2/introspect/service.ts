@@ -1,8 +1,8 @@
 /**
- * RFC 7662 token introspection on the admin API (Hydra's introspectOAuth2Token, spec §2.8). An
+ * RFC 7662 token introspection on the admin API (Hydra's introspectOAuth2Token). An
  * unknown, expired, revoked or used (outside the grace rules) token, or one that lacks a requested
  * `scope`, is `{"active":false}`. Custom claims (`session.access_token`) follow the same rules as in
- * JWT access tokens (seed behaviour 7): `oauth2.allowed_top_level_claims` are promoted to the top
+ * JWT access tokens (see token/jwt-claims.ts): `oauth2.allowed_top_level_claims` are promoted to the top
  * level (never over a standard field), and `ext` holds all of them (`mirror_top_level_claims`), the
  * non-promoted ones (`preserve_ext_claims`), or is left out.
  */

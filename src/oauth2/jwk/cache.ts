@@ -1,5 +1,5 @@
 /**
- * The JWK cache (seed behaviour 10): an in-memory LRU with a time-to-live, one per container.
+ * The JWK cache (key updates are not pushed into it; the TTL is how it refreshes): an in-memory LRU with a time-to-live, one per container.
  * Entries are whole key sets, weighed by their number of keys, so `maxKeys` bounds the keys held
  * (`db.jwk_cache.size`). Nothing pushes updates into it: an entry is served until its TTL runs out
  * (`db.jwk_cache.ttl`; 0 means no expiry, which is not recommended), then read again from the database.

@@ -1,5 +1,5 @@
 /**
- * JSON Web Key sets on the admin API (Hydra's jwk manager, spec/hydra-api.md §2.11). Admin reads
+ * JSON Web Key sets on the admin API (Hydra's jwk manager, `/admin/keys`; RFC 7517). Admin reads
  * and writes go straight to the database; after a write this process drops its cache entry for
  * the set (other processes pick the change up when their entry's TTL runs out).
  */

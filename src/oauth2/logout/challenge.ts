@@ -1,5 +1,5 @@
 /**
- * Logout challenges and verifiers (seed behaviour 1): the whole logout request sealed as a compact
+ * Logout challenges and verifiers : the whole logout request sealed as a compact
  * JWE under `keyRing(secrets.system, 'flow')`, with its own `typ` per kind, so a login or consent
  * challenge is never accepted here and a challenge is never accepted as a verifier. No row is
  * written for a logout request and nothing records that one was handled: reading a handled request
@@ -8,7 +8,7 @@
  * Every value that cannot be opened — expired, tampered, sealed under a secret no longer
  * configured, or issued by a release that still kept logout requests in the database (a UUID) — is
  * refused the same way, as an expired request (`request_unauthorized`, "The logout request
- * expired…", seed States 2). Starting the logout again gives a fresh, working challenge.
+ * expired…"). Starting the logout again gives a fresh, working challenge.
  */
 import { openJson, peekType, sealJson } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';

@@ -1,5 +1,5 @@
 /**
- * Logout (Hydra §5.6): the public endpoint `/oauth2/sessions/logout` (start, and completion with a
+ * Logout (OpenID Connect RP-Initiated, Front- and Back-Channel Logout, as Hydra): the public endpoint `/oauth2/sessions/logout` (start, and completion with a
  * logout verifier) and the admin API for the logout UI (get, accept, reject). Requests live only in
  * their encrypted challenge and verifier (see challenge.ts): nothing is written until the session
  * is deleted, and that deletion (with the back-channel jobs, in the same transaction) is also what

@@ -1,6 +1,6 @@
 /**
- * RFC 7009 revocation (Hydra's revokeOAuth2Token, spec §1.4) and the admin deletion of a client's
- * access tokens (deleteOAuth2Token, §2.9).
+ * RFC 7009 revocation (Hydra's revokeOAuth2Token) and the admin deletion of a client's
+ * access tokens (deleteOAuth2Token); see https://www.ory.sh/docs/hydra/reference/api.
  *
  * Revoking an access or a refresh token deletes every access and refresh token of its grant
  * (request id). The answer is the same for a revoked, unknown or expired token and for a token of

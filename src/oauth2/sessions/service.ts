@@ -1,5 +1,5 @@
 /**
- * Consent sessions and login sessions on the admin API (Hydra §2.7): list a subject's consents,
+ * Consent sessions and login sessions on the admin API (Hydra's `/admin/oauth2/auth/sessions`): list a subject's consents,
  * revoke consents (and every token issued under them), forget a subject's login sessions.
  */
 import type { Kysely } from 'kysely';

@@ -155,7 +155,7 @@ type RefreshRow = BaseRow & {
   used_times: number | null;
 };
 
-/** A refresh token row; a NULL used-times count (never stored) reads as 0 (seed behaviour 8). */
+/** A refresh token row; a NULL used-times count (never stored) reads as 0. */
 export const refreshFromRow = (r: RefreshRow): RefreshRecord => ({
   ...fromRow(r),
   accessTokenSignature: r.access_token_signature,

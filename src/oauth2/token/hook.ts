@@ -1,5 +1,5 @@
 /**
- * Hydra's token hook (`oauth2.token_hook`, spec/hydra-api.md §5.2): before the token endpoint issues
+ * Hydra's token hook (`oauth2.token_hook`): before the token endpoint issues
  * tokens — authorization_code, refresh_token, client_credentials and jwt-bearer — it POSTs
  * `{session: {access_token, id_token}, request: {client_id, requested_scopes, granted_scopes,
  * granted_audience, grant_types, payload}}` through the guarded outbound client.

@@ -1,11 +1,11 @@
 /**
- * Claims of JWT access tokens (Hydra §5.2), in one place: iss, sub, aud, exp, iat, nbf, jti,
+ * Claims of JWT access tokens (RFC 9068, as Hydra issues them), in one place: iss, sub, aud, exp, iat, nbf, jti,
  * client_id, scp/scope per `strategies.jwt.scope_claim`, and the consent's `session.access_token`
  * claims under the three rules:
  * - keys in `oauth2.allowed_top_level_claims` (reserved names excluded) are copied to the top level;
  * - `oauth2.mirror_top_level_claims` (default on): `ext` holds all custom claims;
- * - mirroring off: `ext` holds only the non-promoted claims, and only with `oauth2.preserve_ext_claims`
- *   (seed behaviour 7); otherwise they are dropped.
+ * - mirroring off: `ext` holds only the non-promoted claims, and only with `oauth2.preserve_ext_claims`;
+ *   otherwise they are dropped.
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../core/config/load.ts';

@@ -1,5 +1,5 @@
 /**
- * Refresh-token rotation rules (spec/hydra-api.md §5.3, seed behaviour 8), as pure functions.
+ * Refresh-token rotation rules, as pure functions.
  *
  * - Strict rotation (grace period 0, the default): a refresh token works once. Using it makes it
  *   inactive; presenting it again is reuse.

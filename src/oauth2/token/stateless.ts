@@ -1,5 +1,5 @@
 /**
- * Stateless JWT access tokens (seed behaviour 5, `strategies.jwt.stateless.enabled`): access tokens
+ * Stateless JWT access tokens (`strategies.jwt.stateless.enabled`): access tokens
  * are self-contained JWTs and no access-token row is written, so the endpoints that look tokens up
  * — introspection, revocation and userinfo — cannot answer and say so with 501 Not Implemented.
  */

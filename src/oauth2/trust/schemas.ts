@@ -1,6 +1,6 @@
 /**
  * Hydra's `TrustOAuth2JwtGrantIssuer` body and `TrustedOAuth2JwtGrantIssuer` response
- * (spec/hydra-api.md §2.10). Decoding follows Go's encoding/json into Hydra's struct: unknown keys
+ * (https://www.ory.sh/docs/hydra/reference/api). Decoding follows Go's encoding/json into Hydra's struct: unknown keys
  * are ignored, `null` leaves a field empty, a value of the wrong type is a 400 with `error: "error"`.
  */
 import { z } from 'zod';

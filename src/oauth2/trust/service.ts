@@ -1,5 +1,5 @@
 /**
- * Trust relationships for the RFC 7523 JWT bearer grant (Hydra's trust package, spec §2.10): an
+ * Trust relationships for the RFC 7523 JWT bearer grant (Hydra's trust package, `/admin/trust/grants/jwt-bearer/issuers`): an
  * issuer, a subject (or any subject), the scopes its assertions may request, a public key and an
  * expiry. The key is stored in the JSON Web Key set named after the issuer.
  */

@@ -1,4 +1,4 @@
-/** The client_credentials grant (spec/hydra-api.md §1.3, cypress oauth2/client_creds). */
+/** The client_credentials grant (RFC 6749 §4.4; after Hydra's cypress oauth2/client_creds). */
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';

@@ -13,7 +13,7 @@ import {
   runFlow,
 } from '../../helpers/oauth2.ts';
 
-/** `gatehouse debug challenge` and `debug encrypted-session` on values produced by a running server (seed behaviour 15). */
+/** `gatehouse debug challenge` and `debug encrypted-session` on values produced by a running server. */
 describe('debug commands', () => {
   let s: TestServer;
   let client: CreatedClient;

@@ -1,5 +1,5 @@
 /**
- * Extension claims (seed behaviour 7): `oauth2.mirror_top_level_claims` × `oauth2.preserve_ext_claims`
+ * Extension claims: `oauth2.mirror_top_level_claims` × `oauth2.preserve_ext_claims`
  * with `oauth2.allowed_top_level_claims: [tenant, sub]`, in JWT access tokens and in introspection.
  * The consent's `session.access_token` is `{tenant, plan, sub}`; `sub` is reserved and never promoted.
  */

@@ -1,6 +1,6 @@
 /**
- * Introspection (spec/hydra-api.md §2.8), revocation (§1.4), deletion of a client's access tokens
- * (§2.9) and the revocation of a deleted client's tokens.
+ * Introspection (RFC 7662), revocation (RFC 7009), deletion of a client's access tokens
+ * (`DELETE /admin/oauth2/tokens`) and the revocation of a deleted client's tokens.
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';

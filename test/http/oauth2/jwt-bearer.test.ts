@@ -1,7 +1,7 @@
 /**
- * Trusted JWT-bearer issuers (spec/hydra-api.md §2.10, cypress admin/grant_jwtbearer) and the
- * RFC 7523 grant (§5.5, cypress oauth2/grant_jwtbearer), on a server whose issuer is a custom
- * domain different from its public URL (seed behaviour 4).
+ * Trusted JWT-bearer issuers (after Hydra's cypress admin/grant_jwtbearer) and the
+ * RFC 7523 grant (cypress oauth2/grant_jwtbearer), on a server whose issuer is a custom
+ * domain different from its public URL (the token URL derived from the issuer is a valid audience).
  */
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';

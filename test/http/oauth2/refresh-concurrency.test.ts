@@ -1,5 +1,5 @@
 /**
- * Twenty parallel refreshes of one refresh token (seed behaviour 8, issue 5 item 2): never a 500 or
+ * Twenty parallel refreshes of one refresh token : never a 500 or
  * a serialization error; exactly as many successes as the rotation rule allows; every other
  * request a clean `invalid_grant`.
  */

@@ -1,5 +1,5 @@
 /**
- * The refresh_token grant (spec/hydra-api.md §5.3, seed behaviour 8): strict rotation, reuse
+ * The refresh_token grant : strict rotation, reuse
  * detection revoking the whole grant, graceful rotation with and without a reuse count, a row
  * whose used-times count was never stored, and the preconditions in Hydra's order.
  */

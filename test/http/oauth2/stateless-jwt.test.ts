@@ -1,5 +1,5 @@
 /**
- * Stateless JWT access tokens (seed behaviour 5): self-contained JWTs with the stateless claim, no
+ * Stateless JWT access tokens (`strategies.jwt.stateless.enabled`): self-contained JWTs with the stateless claim, no
  * access-token row, refresh tokens still stored, and 501 from introspection, revocation and userinfo.
  */
 import { createLocalJWKSet, jwtVerify } from 'jose';

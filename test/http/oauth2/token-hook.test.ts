@@ -1,5 +1,5 @@
 /**
- * `oauth2.token_hook` (spec/hydra-api.md §5.2 "Extension hooks") against a loopback receiver: the
+ * `oauth2.token_hook` (Hydra's token hook) against a loopback receiver: the
  * request body, claims replaced by a 200 (JWT access token `ext`, introspection `ext`, ID token,
  * and the stored session a refresh starts from), 204 no change, 403 `access_denied`, other statuses,
  * a timeout and a refused address `server_error` — for authorization_code, refresh_token,

@@ -1,5 +1,5 @@
 /**
- * The (nid, subject, client_id) indexes of the access- and refresh-token tables (seed: Records):
+ * The (nid, subject, client_id) indexes of the access- and refresh-token tables:
  * built CONCURRENTLY by no-transaction migrations, valid, and used by the deletes that consent
  * session revocation runs. The queries are captured from the store function itself and explained
  * with their parameters in the same session (sequential scans off: the test tables are small).

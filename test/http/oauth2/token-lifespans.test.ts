@@ -1,6 +1,6 @@
 /**
  * Token lifespans per grant: `ttl.*` from the configuration, and the client's 13 lifespan fields
- * (spec §3) winning over them, for every grant type gatehouse issues tokens for.
+ * (`*_token_lifespan`) winning over them, for every grant type gatehouse issues tokens for.
  */
 import { exportJWK, generateKeyPair, decodeJwt, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

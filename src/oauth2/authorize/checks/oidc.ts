@@ -1,6 +1,6 @@
 /**
  * OpenID Connect request parameters: `state` entropy, `nonce`, `prompt` and `max_age`.
- * `prompt=select_account` is accepted and handled like `login` (seed behaviour 3): gatehouse keeps one
+ * `prompt=select_account` is accepted and handled like `login`: gatehouse keeps one
  * account per login session, so choosing an account means logging in again.
  */
 import { oauth2Error } from '../../oauth-errors.ts';

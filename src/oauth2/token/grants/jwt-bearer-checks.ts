@@ -1,8 +1,7 @@
 /**
- * The assertion checks of the RFC 7523 JWT bearer grant, in Hydra's order (spec/hydra-api.md §5.5,
- * steps 2–9): parse, `iss`/`sub`, key lookup among the trusted issuers, signature, `aud` (one of
+ * The assertion checks of the RFC 7523 JWT bearer grant, in Hydra's order: parse, `iss`/`sub`, key lookup among the trusted issuers, signature, `aud` (one of
  * the token URLs — the internal public one and, with a custom-domain issuer, the one derived from
- * the issuer: seed behaviour 4), `exp`/`nbf`/`iat`, maximum lifetime and `jti`.
+ * the issuer), `exp`/`nbf`/`iat`, maximum lifetime and `jti`.
  */
 import { createHash } from 'node:crypto';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK } from 'jose';

@@ -1,10 +1,10 @@
 /**
  * `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer` (RFC 7523 §2.1) against the trusted
- * issuers of `/admin/trust/grants/jwt-bearer/issuers` (spec/hydra-api.md §5.5). The client is
+ * issuers of `/admin/trust/grants/jwt-bearer/issuers`. The client is
  * always authenticated first (the token service does that) and needs the grant type.
  *
  * Scopes: every requested scope must be allowed by the trust relationship (`invalid_scope`); of
- * those, the ones the client's `scope` allows are granted (§5.5 step 10). Audience: the assertion's
+ * those, the ones the client's `scope` allows are granted (as Hydra). Audience: the assertion's
  * `aud` values plus the requested audiences the client allows (v26.2.0). `sub` is the assertion's
  * subject. Lifespan `jwt_bearer_grant_access_token_lifespan` or `ttl.access_token`; no refresh
  * token, no ID token. The assertion's `jti` is recorded until its `exp`, so it works once.

@@ -1,5 +1,5 @@
 /**
- * `grant_type=refresh_token` (RFC 6749 §6) with Hydra's rotation (spec/hydra-api.md §5.3).
+ * `grant_type=refresh_token` (RFC 6749 §6) with Hydra's rotation (see ../rotation.ts).
  *
  * Preconditions, in Hydra's order: the client may use the grant (`unauthorized_client`); the token
  * exists (`invalid_grant`), and a used one outside the grace rules is reuse, which revokes every
