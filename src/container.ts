@@ -66,7 +66,7 @@ export interface ContainerOptions {
   clock?: Clock;
   /** Connect here instead of `config.dsn` (tests: a per-file database). */
   databaseUrl?: string;
-  /** Run the startup dialect check (seed behaviour 11). */
+  /** Run the startup dialect check (the DSN scheme must match the server; see core/db/dialect.ts). */
   checkDialect?: boolean;
   /** Apply pending migrations at start (the `memory` default does). */
   autoMigrate?: boolean;

@@ -1,6 +1,6 @@
 /**
- * `gatehouse debug challenge <value>` and `gatehouse debug encrypted-session <value>` (seed
- * behaviour 15). Both read `secrets.system` (every rotation entry) from the usual configuration and
+ * `gatehouse debug challenge <value>` and `gatehouse debug encrypted-session <value>`.
+ * Both read `secrets.system` (every rotation entry) from the usual configuration and
  * print JSON; a value that is tampered with, foreign or made with an unknown secret exits 1 with one
  * line. `-` reads the value from standard input.
  */

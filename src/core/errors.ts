@@ -1,6 +1,6 @@
 /**
  * Application errors. Every throw creates a new instance: nothing request-specific is ever
- * written onto a shared error object (seed behaviour 13: error isolation).
+ * written onto a shared error object (error isolation).
  *
  * `family` tells the HTTP error middleware which wire shape to render:
  * - `hydra`: `{error, error_description}` (Hydra's flattened herodot/fosite shape)
@@ -49,7 +49,7 @@ export class AppError extends Error {
   }
 }
 
-// Hydra's herodot messages (spec/hydra-api.md §4.1), used as `error` on the admin API.
+// Hydra's herodot messages (github.com/ory/herodot), used as `error` on the admin API.
 export const HERODOT = {
   badRequest: 'The request was malformed or contained invalid parameters',
   unauthorized: 'The request could not be authorized',

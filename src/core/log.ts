@@ -2,7 +2,7 @@
  * Structured logging with pino. Every line passes one sanitiser just before it is written
  * (pino's `streamWrite` hook), so the rules hold for messages, child bindings, serialised errors and
  * nested objects alike:
- * - no entry carries `audience: "audit"` at any depth (seed behaviour 14; other fields unchanged);
+ * - no entry carries `audience: "audit"` at any depth (other fields unchanged);
  * - values under secret-bearing keys (secrets, passwords, tokens, cookies, `Authorization`, API keys,
  *   DSNs, private JWK members) are `[redacted]` at any depth, and token-shaped text (Hydra opaque
  *   tokens, JWTs, `Bearer …`, URL passwords, token query parameters) is redacted inside strings;

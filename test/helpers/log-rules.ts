@@ -1,5 +1,5 @@
 /**
- * The log rules every captured line must keep (seed behaviour 14): no `audience: "audit"` anywhere
+ * The log rules every captured line must keep: no `audience: "audit"` anywhere
  * in the entry, and no IPv4 or IPv6 address outside `time`. Shared by the server-level log tests
  * and the authorization-flow log tests.
  */

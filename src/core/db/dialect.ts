@@ -1,5 +1,5 @@
 /**
- * Startup dialect check (seed behaviour 11): exactly one `SELECT version()`; the DSN scheme must
+ * Startup dialect check: exactly one `SELECT version()`; the DSN scheme must
  * match the server. CockroachDB reached through postgres://, or PostgreSQL through cockroach://,
  * stops the process with a message that names the scheme to use instead.
  */

@@ -1,4 +1,4 @@
-/** DSN schemes (ARCHITECTURE.md, Storage): postgres/postgresql, cockroach, and memory (embedded PostgreSQL). */
+/** DSN schemes: postgres/postgresql, cockroach, and memory (embedded PostgreSQL). */
 export type DsnKind = 'postgres' | 'cockroach' | 'memory';
 
 export interface ParsedDsn {

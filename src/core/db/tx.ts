@@ -1,5 +1,5 @@
 /**
- * Transactions with serialization retry (seed behaviour 9). The whole transaction body is re-run
+ * Transactions with serialization retry. The whole transaction body is re-run
  * when PostgreSQL (or CockroachDB) reports a serialization failure (40001) or a deadlock (40P01);
  * attempts are bounded and jittered, and the error surfaces only when they run out.
  */

@@ -1,6 +1,6 @@
 /**
  * The outermost error middleware: renders every error in its family's wire shape and never leaks a
- * stack, a secret or an address. Errors are values created per request (seed behaviour 13), so the
+ * stack, a secret or an address. Errors are values created per request (never a shared object), so the
  * body is always built from the one error this request threw.
  */
 import type { Context, Next } from 'koa';

@@ -2,7 +2,7 @@
  * Redirects that abort an authorization request. Once the `redirect_uri` is verified, an error in
  * the authorization request goes back to the client as a redirect (RFC 6749 §4.1.2.1, §4.2.2.1)
  * instead of an error page. That is an expected outcome of a bad request, not a server failure, so
- * it is logged at `info` (seed behaviour 14: never at error level), with the error code only: the
+ * it is logged at `info` (never at error level), with the error code only: the
  * redirect URL is not logged (it carries `state` and client data).
  *
  * Use this from the authorize handler (and any other flow endpoint that ends a flow at the client)

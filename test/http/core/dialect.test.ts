@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { COCKROACH_VERSION, type FakePg, startFakePg } from '../../helpers/fake-pg.ts';
 import { runCli } from '../../helpers/cli.ts';
 
-describe('startup dialect check (seed behaviour 11)', () => {
+describe('startup dialect check', () => {
   let fake: FakePg;
   let database: TestDatabase;
   beforeAll(async () => {

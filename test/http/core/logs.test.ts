@@ -1,5 +1,5 @@
 /**
- * Log rules (seed behaviour 14 and the house rules) over real log streams: the running server's,
+ * Log rules (no `audience: "audit"`, no secrets, no addresses) over real log streams: the running server's,
  * and an app built by the same factory with a test router that logs carelessly, fails, and aborts
  * an authorization request with a redirect.
  * Full and aborted authorization flows through the real endpoints: test/http/oauth2/flow-logs.test.ts.

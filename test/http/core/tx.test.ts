@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
  * Two SERIALIZABLE transactions that write-skew: each reads the sum of both accounts and
  * withdraws if the total allows it. Only one withdrawal may be applied.
  */
-describe('transactions with serialization retry (seed behaviour 9)', () => {
+describe('transactions with serialization retry', () => {
   let database: TestDatabase;
   let h: DatabaseHandle;
   beforeAll(async () => {
