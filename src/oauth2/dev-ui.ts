@@ -1,5 +1,5 @@
 /**
- * The development login, consent and logout app (`dev_ui.enabled`): server-rendered pages under
+ * The development login, consent, logout and device verification app (`dev_ui.enabled`): server-rendered pages under
  * `/dev/` on the public listener. It is an ordinary login and consent app — it reads and answers
  * the challenges over HTTP through gatehouse's own admin API (`urls.self.admin`), exactly as an
  * external app would (https://www.ory.sh/docs/hydra/guides/custom-ui-oauth2), so it doubles as a
@@ -15,14 +15,19 @@ import type { DevUser } from '../core/config/schema.ts';
 import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
 import { firstValue } from './guard.ts';
 
-type Kind = 'login' | 'consent' | 'logout';
+type Kind = 'login' | 'consent' | 'logout' | 'device';
 
 interface AdminAnswer {
   status: number;
   body: Record<string, any>;
 }
 
-const CHALLENGE = { login: 'login_challenge', consent: 'consent_challenge', logout: 'logout_challenge' } as const;
+const CHALLENGE = {
+  login: 'login_challenge',
+  consent: 'consent_challenge',
+  logout: 'logout_challenge',
+  device: 'device_challenge',
+} as const;
 
 /** Constant-time equality of two strings of any length (compares their SHA-256 digests). */
 function sameSecret(a: string, b: string): boolean {
@@ -328,6 +333,87 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
       return sendHtml(ctx, (n) => layout(n, 'Still signed in', '<p>You are still signed in.</p>'));
     }
     redirectTo(ctx, await admin('PUT', 'logout', '/accept', challenge, {}));
+  });
+
+  /** The client named by `client_id` (if any, and if the admin API knows it), for the device page. */
+  async function knownClient(ctx: Context): Promise<Record<string, any> | undefined> {
+    const id = firstValue(ctx.query.client_id) ?? field(ctx, 'client_id');
+    if (!id) return undefined;
+    try {
+      const res = await doFetch(new URL(`admin/clients/${encodeURIComponent(id)}`, adminBase), {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (res.status !== 200) return undefined;
+      return (await res.json()) as Record<string, any>;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The user-code form of the device flow (RFC 8628 section 3.3), optionally with an error. */
+  function devicePage(
+    ctx: Context,
+    challenge: string,
+    client: Record<string, any> | undefined,
+    userCode: string,
+    error?: { status: number; message: string },
+  ) {
+    const main = `<p>${client ? `${clientLabel(client)} asks to be connected to your account.` : 'A device asks to be connected to your account.'} Enter the code the device shows.</p>
+${error ? `<p class="error" role="alert" id="device-error">${e(error.message)}</p>` : ''}
+<form method="post" action="/dev/device">
+<input type="hidden" name="challenge" value="${e(challenge)}">
+<input type="hidden" name="csrf" value="${e(csrf('device', challenge))}">
+${client && typeof client.client_id === 'string' ? `<input type="hidden" name="client_id" value="${e(client.client_id)}">` : ''}
+<label for="user_code">Code shown on the device</label>
+<input type="text" id="user_code" name="user_code" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required value="${e(userCode)}"${error ? ' aria-describedby="device-error" aria-invalid="true"' : ''}>
+<button type="submit">Continue</button>
+</form>`;
+    sendHtml(
+      ctx,
+      (n) => layout(n, 'Connect a device', main),
+      { formAction: formTargets(client) },
+      error?.status ?? 200,
+    );
+  }
+
+  r.get('/device', async function devDevice(ctx) {
+    const challenge = challengeOf(ctx, 'device');
+    if (!challenge) return problem(ctx, 400, 'The device_challenge query parameter is missing.');
+    devicePage(ctx, challenge, await knownClient(ctx), firstValue(ctx.query.user_code) ?? '');
+  });
+
+  r.post('/device', async function devDeviceSubmit(ctx) {
+    const challenge = challengeOf(ctx, 'device');
+    if (!challenge || !csrfOk('device', challenge, field(ctx, 'csrf'))) {
+      return problem(ctx, 403, 'The form is invalid or expired; start the device verification again.');
+    }
+    const userCode = field(ctx, 'user_code').trim();
+    const client = await knownClient(ctx);
+    if (!userCode) {
+      return devicePage(ctx, challenge, client, '', { status: 400, message: 'Enter the code shown on the device.' });
+    }
+    const a = await admin('PUT', 'device', '/accept', challenge, { user_code: userCode });
+    if (a.status === 200 && typeof a.body.redirect_to === 'string') return ctx.redirect(a.body.redirect_to);
+    if (a.status === 429) {
+      return devicePage(ctx, challenge, client, '', {
+        status: 429,
+        message: 'Too many wrong codes. Start again on the device to get a new code.',
+      });
+    }
+    if (a.status === 400) {
+      return devicePage(ctx, challenge, client, userCode, {
+        status: 400,
+        message: 'This code is wrong or has expired. Check the code on the device and try again.',
+      });
+    }
+    adminProblem(ctx, a);
+  });
+
+  r.get('/device/done', async function devDeviceDone(ctx) {
+    const client = await knownClient(ctx);
+    const main = `<p role="status">You successfully authenticated on your device${client ? ` (${clientLabel(client)})` : ''}. You can close this page and return to the device.</p>`;
+    sendHtml(ctx, (n) => layout(n, 'Device connected', main));
   });
 
   return r;

@@ -348,7 +348,12 @@ function deriveDefaults(c: Config): Config {
   m.dev_ui = { enabled: devUi, users: c.dev_ui.users ?? DEFAULT_DEV_USERS };
   // With the development login app on, the UI URLs default to its pages instead of the fallbacks.
   const fallback = (p: string) =>
-    new URL(devUi && ['login', 'consent', 'logout'].includes(p) ? `dev/${p}` : `oauth2/fallbacks/${p}`, pub).toString();
+    new URL(
+      devUi && ['login', 'consent', 'logout', 'device', 'device/done'].includes(p)
+        ? `dev/${p}`
+        : `oauth2/fallbacks/${p}`,
+      pub,
+    ).toString();
   m.urls = {
     ...c.urls,
     self: {

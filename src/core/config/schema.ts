@@ -197,7 +197,7 @@ export const spec = {
     enabled: leaf(
       'bool',
       z.boolean().optional(),
-      'Serve the development login, consent and logout pages under `/dev/` on the public listener (see OAuth 2.0: Development login and consent app). With any `dsn` other than `memory` it is refused unless `dev: true` is also set.',
+      'Serve the development login, consent, logout and device verification pages under `/dev/` on the public listener (see OAuth 2.0: Development login and consent app). With any `dsn` other than `memory` it is refused unless `dev: true` is also set.',
       '(on only with `dsn: memory`)',
     ),
     users: leaf(

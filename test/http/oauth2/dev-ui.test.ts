@@ -1,6 +1,7 @@
 /**
  * The development login, consent and logout app (`dev_ui.enabled`): its pages over plain HTTP (CSRF,
- * wrong passwords, escaping, headers, the start-up warning), and a full OpenID Connect login and
+ * wrong passwords, escaping, headers, the start-up warning), the device verification page with the
+ * whole device flow, and a full OpenID Connect login and
  * logout driven by a real headless Chromium (Debian's `chromium` through playwright-core).
  */
 import { mkdirSync } from 'node:fs';
@@ -229,6 +230,164 @@ describe('development login app over HTTP', () => {
     expect(r.headers.get('content-type')).toMatch(/^text\/html/);
     const missing = await fetch(`${t.publicUrl}/dev/login`);
     expect(missing.status).toBe(400);
+  });
+});
+
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+describe('development device verification page over HTTP', () => {
+  async function deviceClient(): Promise<CreatedClient> {
+    const r = await fetch(`${t.adminUrl}/admin/clients`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Living <Room> TV',
+        grant_types: [DEVICE_GRANT, 'refresh_token'],
+        response_types: ['code'],
+        scope: 'openid offline profile',
+      }),
+    });
+    expect(r.status).toBe(201);
+    return (await r.json()) as CreatedClient;
+  }
+  const basicAuth = (c: CreatedClient) =>
+    `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`;
+  async function deviceAuth(c: CreatedClient) {
+    const r = await fetch(`${t.publicUrl}/oauth2/device/auth`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(c), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: c.client_id, scope: 'openid offline' }),
+    });
+    expect(r.status).toBe(200);
+    return (await r.json()) as { device_code: string; user_code: string; verification_uri: string };
+  }
+  const pollToken = (c: CreatedClient, deviceCode: string) =>
+    fetch(`${t.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(c), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode }),
+    });
+  const form = (jar: Map<string, string>, path: string, fields: Record<string, string>) =>
+    walk(`${t.publicUrl}${path}`, jar, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields),
+    });
+
+  it('verify → user code form → login → consent → success page; the device then gets tokens', async () => {
+    const c = await deviceClient();
+    const auth = await deviceAuth(c);
+    const jar = new Map<string, string>();
+    const page = await walk(auth.verification_uri, jar);
+    expect(new URL(page.url).pathname).toBe('/dev/device');
+    expect(new URL(page.url).searchParams.get('device_challenge')).toBeTruthy();
+    expect(page.res.status).toBe(200);
+    expect(page.res.headers.get('content-security-policy')).toMatch(/default-src 'none'.*form-action /);
+    const html = await page.res.text();
+    expect(html).toMatch(/<label for="user_code">[^<]+<\/label>\s*<input type="text" id="user_code" name="user_code"/);
+    expect(html).not.toContain('<script');
+
+    const login = await form(jar, '/dev/device', {
+      challenge: hidden(html, 'challenge'),
+      csrf: hidden(html, 'csrf'),
+      user_code: auth.user_code,
+    });
+    expect(new URL(login.url).pathname).toBe('/dev/login');
+    const loginHtml = await login.res.text();
+    expect(loginHtml).toContain('Living &lt;Room&gt; TV');
+    const consent = await form(jar, '/dev/login', {
+      challenge: hidden(loginHtml, 'challenge'),
+      csrf: hidden(loginHtml, 'csrf'),
+      subject: 'ada@example.com',
+      password: 'gatehouse-dev',
+    });
+    expect(new URL(consent.url).pathname).toBe('/dev/consent');
+    const consentHtml = await consent.res.text();
+    const body = new URLSearchParams({
+      challenge: hidden(consentHtml, 'challenge'),
+      csrf: hidden(consentHtml, 'csrf'),
+      action: 'accept',
+    });
+    body.append('grant_scope', 'openid');
+    body.append('grant_scope', 'offline');
+    const done = await walk(`${t.publicUrl}/dev/consent`, jar, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    expect(new URL(done.url).pathname).toBe('/dev/device/done');
+    expect(done.res.status).toBe(200);
+    const doneHtml = await done.res.text();
+    expect(doneHtml).toContain('You successfully authenticated on your device');
+    expect(doneHtml).toContain('Living &lt;Room&gt; TV');
+
+    // The first poll (polling earlier than the interval would be slow_down).
+    const tokens = await pollToken(c, auth.device_code);
+    expect(tokens.status).toBe(200);
+    const tb = (await tokens.json()) as Record<string, unknown>;
+    expect(typeof tb.access_token).toBe('string');
+    expect(typeof tb.refresh_token).toBe('string');
+    expect(typeof tb.id_token).toBe('string');
+  });
+
+  it('pre-fills the code of verification_uri_complete, shows a wrong code again with an error, refuses a forged token, then limits', async () => {
+    const c = await deviceClient();
+    const auth = await deviceAuth(c);
+    const jar = new Map<string, string>();
+    const page = await walk(`${auth.verification_uri}?user_code=${encodeURIComponent(auth.user_code)}`, jar);
+    const html = await page.res.text();
+    expect(html).toContain(`value="${auth.user_code}"`);
+    const challenge = hidden(html, 'challenge');
+    const csrf = hidden(html, 'csrf');
+
+    const forged = await form(jar, '/dev/device', { challenge, csrf: 'forged', user_code: auth.user_code });
+    expect(forged.res.status).toBe(403);
+    const empty = await form(jar, '/dev/device', { challenge, csrf, user_code: '  ' });
+    expect(empty.res.status).toBe(400);
+    expect(await empty.res.text()).toContain('Enter the code shown on the device.');
+
+    const wrong = await form(jar, '/dev/device', { challenge, csrf, user_code: 'not-the-code<b>' });
+    expect(wrong.res.status).toBe(400);
+    expect(new URL(wrong.url).pathname).toBe('/dev/device');
+    const wrongHtml = await wrong.res.text();
+    expect(wrongHtml).toContain('role="alert"');
+    expect(wrongHtml).toContain('This code is wrong or has expired.');
+    expect(wrongHtml).toContain('value="not-the-code&lt;b&gt;"');
+    expect(wrongHtml).toContain('aria-describedby="device-error"');
+    // The form of the error page still works: the right code goes on to the login page.
+    const login = await form(jar, '/dev/device', {
+      challenge: hidden(wrongHtml, 'challenge'),
+      csrf: hidden(wrongHtml, 'csrf'),
+      user_code: auth.user_code,
+    });
+    expect(new URL(login.url).pathname).toBe('/dev/login');
+
+    // Another verification: after 5 wrong codes the page says to start again (429), never a 500.
+    const auth2 = await deviceAuth(c);
+    const jar2 = new Map<string, string>();
+    const html2 = await (await walk(auth2.verification_uri, jar2)).res.text();
+    const f2 = { challenge: hidden(html2, 'challenge'), csrf: hidden(html2, 'csrf') };
+    for (let i = 0; i < 5; i++) {
+      expect((await form(jar2, '/dev/device', { ...f2, user_code: `wrong${i}` })).res.status).toBe(400);
+    }
+    const limited = await form(jar2, '/dev/device', { ...f2, user_code: auth2.user_code });
+    expect(limited.res.status).toBe(429);
+    expect(await limited.res.text()).toContain('Too many wrong codes. Start again on the device');
+  });
+
+  it('answers a missing or unknown challenge with an error page, not a 500', async () => {
+    const missing = await fetch(`${t.publicUrl}/dev/device`);
+    expect(missing.status).toBe(400);
+    expect(await missing.text()).toContain('The device_challenge query parameter is missing.');
+    const html = await (await fetch(`${t.publicUrl}/dev/device?device_challenge=nope`)).text();
+    const r = await fetch(`${t.publicUrl}/dev/device`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ challenge: 'nope', csrf: hidden(html, 'csrf'), user_code: 'abc' }),
+    });
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(r.status).toBeLessThan(500);
+    expect(r.headers.get('content-type')).toMatch(/^text\/html/);
   });
 });
 

@@ -25,12 +25,18 @@ describe('dev_ui', () => {
     expect(c.urls.consent).toBe('http://localhost:4444/dev/consent');
     expect(c.urls.logout).toBe('http://localhost:4444/dev/logout');
     expect(c.urls.registration).toBe('http://localhost:4444/dev/login');
+    expect(c.urls.device.verification).toBe('http://localhost:4444/dev/device');
+    expect(c.urls.device.success).toBe('http://localhost:4444/dev/device/done');
   });
 
   it('keeps configured UI URLs', () => {
-    const c = loadConfig({ env: { URLS_LOGIN: 'https://login.example/l' } });
+    const c = loadConfig({
+      env: { URLS_LOGIN: 'https://login.example/l', URLS_DEVICE_VERIFICATION: 'https://login.example/device' },
+    });
     expect(c.urls.login).toBe('https://login.example/l');
     expect(c.urls.consent).toBe('http://localhost:4444/dev/consent');
+    expect(c.urls.device.verification).toBe('https://login.example/device');
+    expect(c.urls.device.success).toBe('http://localhost:4444/dev/device/done');
   });
 
   it('is off by default with any other dsn, even with dev: true, and the fallback pages stay', () => {
@@ -38,6 +44,8 @@ describe('dev_ui', () => {
       const c = loadConfig({ env });
       expect(c.dev_ui.enabled).toBe(false);
       expect(c.urls.login).toBe('http://localhost:4444/oauth2/fallbacks/login');
+      expect(c.urls.device.verification).toBe('http://localhost:4444/oauth2/fallbacks/device');
+      expect(c.urls.device.success).toBe('http://localhost:4444/oauth2/fallbacks/device/done');
     }
   });
 
