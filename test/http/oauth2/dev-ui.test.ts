@@ -235,38 +235,37 @@ describe('development login app over HTTP', () => {
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
+async function deviceClient(): Promise<CreatedClient> {
+  const r = await fetch(`${t.adminUrl}/admin/clients`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      client_name: 'Living <Room> TV',
+      grant_types: [DEVICE_GRANT, 'refresh_token'],
+      response_types: ['code'],
+      scope: 'openid offline profile',
+    }),
+  });
+  expect(r.status).toBe(201);
+  return (await r.json()) as CreatedClient;
+}
+const basicAuth = (c: CreatedClient) => `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`;
+async function deviceAuth(c: CreatedClient) {
+  const r = await fetch(`${t.publicUrl}/oauth2/device/auth`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(c), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: c.client_id, scope: 'openid offline' }),
+  });
+  expect(r.status).toBe(200);
+  return (await r.json()) as { device_code: string; user_code: string; verification_uri: string };
+}
+const pollToken = (c: CreatedClient, deviceCode: string) =>
+  fetch(`${t.publicUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { authorization: basicAuth(c), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode }),
+  });
 describe('development device verification page over HTTP', () => {
-  async function deviceClient(): Promise<CreatedClient> {
-    const r = await fetch(`${t.adminUrl}/admin/clients`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Living <Room> TV',
-        grant_types: [DEVICE_GRANT, 'refresh_token'],
-        response_types: ['code'],
-        scope: 'openid offline profile',
-      }),
-    });
-    expect(r.status).toBe(201);
-    return (await r.json()) as CreatedClient;
-  }
-  const basicAuth = (c: CreatedClient) =>
-    `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`;
-  async function deviceAuth(c: CreatedClient) {
-    const r = await fetch(`${t.publicUrl}/oauth2/device/auth`, {
-      method: 'POST',
-      headers: { authorization: basicAuth(c), 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ client_id: c.client_id, scope: 'openid offline' }),
-    });
-    expect(r.status).toBe(200);
-    return (await r.json()) as { device_code: string; user_code: string; verification_uri: string };
-  }
-  const pollToken = (c: CreatedClient, deviceCode: string) =>
-    fetch(`${t.publicUrl}/oauth2/token`, {
-      method: 'POST',
-      headers: { authorization: basicAuth(c), 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode }),
-    });
   const form = (jar: Map<string, string>, path: string, fields: Record<string, string>) =>
     walk(`${t.publicUrl}${path}`, jar, {
       method: 'POST',
@@ -437,6 +436,41 @@ describe.skipIf(!haveChromium)('development login app in a real browser (Chromiu
       expect(await axeViolations(page)).toEqual([]);
       await page.goto(`${t.publicUrl}/dev/consent?consent_challenge=unknown`);
       expect(await axeViolations(page)).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('completes the device flow on the device pages (no serious axe violation), then the device gets tokens', async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const browser = await launch();
+    try {
+      const c = await deviceClient();
+      const auth = await deviceAuth(c);
+      const context = await browser.newContext({ bypassCSP: true });
+      const page = await context.newPage();
+      await page.goto(auth.verification_uri);
+      expect(new URL(page.url()).pathname).toBe('/dev/device');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.getByLabel('Code shown on the device').fill('WRONGCODE');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      expect(await page.getByRole('alert').textContent()).toContain('This code is wrong or has expired.');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.screenshot({ path: `${ARTIFACTS}dev-device.png`, fullPage: true });
+      await page.getByLabel('Code shown on the device').fill(auth.user_code);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.waitForURL((u) => u.pathname === '/dev/login');
+      await page.getByLabel('User (subject)').fill('ada@example.com');
+      await page.getByLabel('Password').fill('gatehouse-dev');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((u) => u.pathname === '/dev/consent');
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL((u) => u.pathname === '/dev/device/done');
+      expect(await page.getByRole('status').textContent()).toContain('You successfully authenticated on your device');
+      expect(await axeViolations(page)).toEqual([]);
+      const tokens = await pollToken(c, auth.device_code);
+      expect(tokens.status).toBe(200);
+      expect(((await tokens.json()) as Record<string, unknown>).access_token).toBeTypeOf('string');
     } finally {
       await browser.close();
     }
