@@ -1,11 +1,10 @@
-/** Shared CLI plumbing: config from flags/env, one-line fatal errors, graceful shutdown on signals. */
-import { randomBytes } from 'node:crypto';
+/**
+ * Shared CLI plumbing: global flags, one-line fatal errors, graceful shutdown on signals. Every
+ * command module imports this at start-up, so it imports nothing of the application: commands
+ * load what they run inside their actions (`import()`), and `version`, `--help` and the admin-API
+ * client commands stay cheap to start.
+ */
 import type { Command } from 'commander';
-import { ConfigError, type Config, loadConfig } from '../core/config/load.ts';
-import { DialectError } from '../core/db/dialect.ts';
-import { DsnError } from '../core/db/dsn.ts';
-import { MigrationError } from '../core/db/migrate.ts';
-import { PoolerError } from '../core/jobs/pooler.ts';
 
 export interface GlobalFlags {
   config?: string;
@@ -14,26 +13,17 @@ export interface GlobalFlags {
   migrationsDir?: string;
 }
 
-export function configFrom(flags: GlobalFlags): Config {
-  return loadConfig({ file: flags.config, ...(flags.dev ? { overrides: { dev: true } } : {}) });
-}
-
 /**
- * For commands that seal nothing (`migrate`, `janitor`; Hydra runs them with a DSN alone): without
- * `secrets.system`, a random secret that lives only in this process stands in, so that the
- * container neither refuses to start nor writes a development secret to disk.
+ * The expected failures of the config loader, the database and the job queue, told apart by the
+ * `name` their classes set (ConfigError, DsnError, …): `instanceof` would load those modules into
+ * every command, also into the ones that failed for another reason.
  */
-export function withEphemeralSecret(config: Config): Config {
-  if (config.secrets.system.length) return config;
-  return { ...config, secrets: { ...config.secrets, system: [randomBytes(32).toString('base64url')] } };
-}
-
-const KNOWN = [ConfigError, DialectError, DsnError, MigrationError, PoolerError];
+const KNOWN = new Set(['ConfigError', 'DialectError', 'DsnError', 'MigrationError', 'PoolerError']);
 
 /** Expected failures print one clear line (no stack) and exit 1. */
 export function fail(e: unknown): never {
-  if (KNOWN.some((k) => e instanceof k)) {
-    process.stderr.write(`${(e as Error).message}\n`);
+  if (e instanceof Error && KNOWN.has(e.name)) {
+    process.stderr.write(`${e.message}\n`);
   } else if (e instanceof Error && (e as { code?: string }).code === 'ECONNREFUSED') {
     process.stderr.write('error: the database refused the connection; check dsn\n');
   } else if (e instanceof Error) {

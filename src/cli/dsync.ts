@@ -6,10 +6,8 @@
  */
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import { createContainer } from '../container.ts';
-import { createLogger } from '../core/log.ts';
 import type { SyncProgress, SyncResult } from '../dsync/cloud/google/sync.ts';
-import { configFrom, type GlobalFlags, run } from './common.ts';
+import { type GlobalFlags, run } from './common.ts';
 
 interface SyncFlags {
   directory: string;
@@ -68,6 +66,11 @@ export function registerDsync(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action((o: SyncFlags) =>
       run(async () => {
+        const [{ configFrom }, { createContainer }, { createLogger }] = await Promise.all([
+          import('./config.ts'),
+          import('../container.ts'),
+          import('../core/log.ts'),
+        ]);
         const config = configFrom(program.opts<GlobalFlags>());
         const showBar = o.progress && process.stderr.isTTY === true;
         // Info lines would tear the bar apart; the bar shows the progress instead.

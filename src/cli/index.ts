@@ -1,5 +1,9 @@
 #!/usr/bin/env node
-/** `gatehouse` — one command group per file (Hydra's cmd/ naming). */
+/**
+ * `gatehouse` — one command group per file (Hydra's cmd/ naming). The command definitions load
+ * eagerly (for `--help`); what a command runs is imported by its action (`import()`, a literal
+ * path so that the package build rewrites it), so a command loads only what it uses.
+ */
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
 import { registerClients } from './clients.ts';

@@ -4,11 +4,8 @@
  * target runs. A progress bar goes to stderr on a terminal; the counts go to stdout (and the log).
  */
 import type { Command } from 'commander';
-import { createContainer } from '../container.ts';
-import { loadConfig } from '../core/config/load.ts';
-import { parseDuration } from '../core/config/duration.ts';
-import { JANITOR_TARGETS, type JanitorTarget } from '../oauth2/janitor/service.ts';
-import { type GlobalFlags, run, withEphemeralSecret } from './common.ts';
+import type { JanitorTarget } from '../oauth2/janitor/service.ts';
+import { type GlobalFlags, run } from './common.ts';
 import { startProgress } from './progress.ts';
 
 interface JanitorFlags {
@@ -58,6 +55,14 @@ export function registerJanitor(program: Command): void {
     .option('--json', 'print the counts as JSON')
     .action((dsn: string | undefined, o: JanitorFlags) =>
       run(async () => {
+        const [{ withEphemeralSecret }, { createContainer }, { loadConfig }, { parseDuration }, { JANITOR_TARGETS }] =
+          await Promise.all([
+            import('./config.ts'),
+            import('../container.ts'),
+            import('../core/config/load.ts'),
+            import('../core/config/duration.ts'),
+            import('../oauth2/janitor/service.ts'),
+          ]);
         const g = program.opts<GlobalFlags>();
         const config = loadConfig({
           needsSecrets: false,

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { createContainer } from '../container.ts';
-import { listFailedJobs, retryFailedJobs } from '../core/jobs/admin.ts';
-import { configFrom, type GlobalFlags, run } from './common.ts';
+import { type GlobalFlags, run } from './common.ts';
 
 interface JobFlags {
   task?: string;
@@ -17,6 +15,17 @@ const filterOf = (o: JobFlags) => ({
   ...(o.id?.length ? { ids: o.id.map(Number) } : {}),
 });
 
+/** The application and the job admin queries, loaded when a command runs. */
+async function open(program: Command) {
+  const [{ configFrom }, { createContainer }, admin] = await Promise.all([
+    import('./config.ts'),
+    import('../container.ts'),
+    import('../core/jobs/admin.ts'),
+  ]);
+  const c = await createContainer({ config: configFrom(program.opts<GlobalFlags>()), autoMigrate: false });
+  return { c, admin };
+}
+
 export function registerJobs(program: Command): void {
   const j = program.command('jobs').description('Inspect and retry background jobs');
   j.command('failed')
@@ -26,9 +35,9 @@ export function registerJobs(program: Command): void {
     .option('--json', 'print JSON')
     .action((o: JobFlags) =>
       run(async () => {
-        const c = await createContainer({ config: configFrom(program.opts<GlobalFlags>()), autoMigrate: false });
+        const { c, admin } = await open(program);
         try {
-          const jobs = await listFailedJobs(c.db, filterOf(o), 1000);
+          const jobs = await admin.listFailedJobs(c.db, filterOf(o), 1000);
           if (o.json) process.stdout.write(`${JSON.stringify(jobs, null, 2)}\n`);
           else if (!jobs.length) process.stdout.write('no failed jobs\n');
           else {
@@ -53,9 +62,9 @@ export function registerJobs(program: Command): void {
       run(async () => {
         if (!o.task && !o.id?.length && !o.queue && !o.all)
           throw new Error('jobs retry: name --task, --queue, --id or --all');
-        const c = await createContainer({ config: configFrom(program.opts<GlobalFlags>()), autoMigrate: false });
+        const { c, admin } = await open(program);
         try {
-          const ids = await retryFailedJobs(c.db, filterOf(o));
+          const ids = await admin.retryFailedJobs(c.db, filterOf(o));
           process.stdout.write(
             ids.length ? `re-enqueued ${ids.length} job(s): ${ids.join(', ')}\n` : 'no failed jobs matched\n',
           );

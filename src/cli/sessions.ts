@@ -6,8 +6,6 @@
  * does. Progress goes to stderr (a bar on a terminal, plain lines otherwise).
  */
 import type { Command } from 'commander';
-import { createContainer } from '../container.ts';
-import { loadConfig } from '../core/config/load.ts';
 import { type GlobalFlags, run, verb } from './common.ts';
 import { startProgress } from './progress.ts';
 
@@ -20,6 +18,10 @@ export function registerSessions(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action((dsn: string | undefined, o: { subject: string; progress?: boolean; json?: boolean }) =>
       run(async () => {
+        const [{ createContainer }, { loadConfig }] = await Promise.all([
+          import('../container.ts'),
+          import('../core/config/load.ts'),
+        ]);
         const g = program.opts<GlobalFlags>();
         const config = loadConfig({
           ...(g.config ? { file: g.config } : {}),

@@ -1,11 +1,6 @@
 import type { Command } from 'commander';
-import { createContainer } from '../container.ts';
-import { openQueuePool } from '../core/jobs/pooler.ts';
-import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
-import { metricsServer } from '../core/observability/metrics.ts';
-import { startTracing } from '../core/observability/tracing.ts';
 import { VERSION } from '../version.ts';
-import { configFrom, type GlobalFlags, onShutdown, run } from './common.ts';
+import { type GlobalFlags, onShutdown, run } from './common.ts';
 
 export function registerWorker(program: Command): void {
   program
@@ -14,6 +9,21 @@ export function registerWorker(program: Command): void {
     .option('-j, --concurrency <n>', 'jobs run at once (default worker.concurrency)')
     .action((o: { concurrency?: string }) =>
       run(async () => {
+        const [
+          { configFrom },
+          { createContainer },
+          { openQueuePool },
+          { loadTaskList, startWorker },
+          { metricsServer },
+          { startTracing },
+        ] = await Promise.all([
+          import('./config.ts'),
+          import('../container.ts'),
+          import('../core/jobs/pooler.ts'),
+          import('../core/jobs/runner.ts'),
+          import('../core/observability/metrics.ts'),
+          import('../core/observability/tracing.ts'),
+        ]);
         const config = configFrom(program.opts<GlobalFlags>());
         if (config.dsn === 'memory')
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
