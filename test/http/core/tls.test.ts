@@ -83,6 +83,8 @@ describe('serve all with a Hydra 26 config: TLS on both listeners', () => {
     };
     try {
       await waitFor(/gatehouse is serving/, () => out);
+      // stdout and stderr are separate pipes: the summary on stderr may arrive after the log line.
+      await waitFor(/gatehouse: worker /, () => err);
       const line = JSON.parse(out.split('\n').find((l) => l.includes('gatehouse is serving')) as string);
       // The start summary names https URLs.
       expect(err).toContain(`gatehouse: public API on https://127.0.0.1:${line.public}`);
