@@ -2,7 +2,7 @@
 -- and the events every change produces.
 --
 -- Everything below a directory is keyed by (directory_id, id): a resource id is only meaningful
--- inside its directory (Jackson scoped lookups by tenant+product only, §3.10 Q1). Raw SCIM bodies
+-- inside its directory, never looked up across directories by id alone. Raw SCIM bodies
 -- are `json`, not `jsonb`, so they come back with the identity provider's key order; filters cast
 -- them to jsonb. Secrets (SCIM bearer secret, webhook secret, cloud tokens) are sealed with
 -- AES-256-GCM under the `dsync` key of `secrets.system`.
@@ -68,7 +68,7 @@ CREATE INDEX dsync_groups_name_idx ON dsync_groups (directory_id, lower(name));
 CREATE INDEX dsync_groups_external_id_idx ON dsync_groups (directory_id, external_id);
 CREATE INDEX dsync_groups_created_idx ON dsync_groups (directory_id, created_at DESC, id DESC);
 
--- A membership needs both ends: deleting a user or a group removes its rows (§3.10 Q8).
+-- A membership needs both ends: deleting a user or a group removes its rows (ON DELETE CASCADE).
 CREATE TABLE dsync_group_members (
   directory_id uuid NOT NULL,
   group_id text NOT NULL,

@@ -1,4 +1,4 @@
--- Webhook delivery of directory-sync events (issue 7).
+-- Webhook delivery of directory-sync events.
 --
 -- dsync_webhook_outbox holds the events still to be delivered, one row per event, written in the
 -- same transaction as the event (and so as the change). `mode` is how the event goes out:

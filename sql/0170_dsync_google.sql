@@ -1,5 +1,5 @@
 -- gatehouse:required-by-code
--- Google Workspace (cloud directory) sync, issue #9.
+-- Google Workspace (cloud directory) sync.
 --
 -- dsync_directories gains the workspace domain and the expiry of the stored access token (the
 -- tokens themselves are the sealed google_*_token columns of 0100), so an expired token is

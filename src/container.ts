@@ -1,34 +1,35 @@
 /**
  * The composition root: config → logger → database → domains. Everything a process needs is built
- * here once and passed down explicitly; tasks receive the container through the worker runner.
+ * here once and passed down explicitly; the worker runner binds tasks to the container, each task
+ * asking only for its domain's task context.
+ * Each domain gets only what it declares (`OAuth2Deps`, `DsyncDeps`): its outbound client, built
+ * here from its own configuration, and never the pool, the embedded database or `close()`.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import type { Config } from './core/config/load.ts';
+import { configureAudit } from './core/audit/events.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import type { Config } from './core/config/load.ts';
 import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
 import { createDatabase } from './core/db/client.ts';
 import { checkDialect } from './core/db/dialect.ts';
-import { type ParsedDsn, parseDsn } from './core/db/dsn.ts';
+import { DsnError, type ParsedDsn, parseDsn } from './core/db/dsn.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './core/db/embedded.ts';
+import { assertQueueEngine } from './core/db/engine.ts';
 import { migrate, migrationStatus } from './core/db/migrate.ts';
 import type { Database } from './core/db/schema.ts';
+import { directQueue, type JobQueue, outboxQueue } from './core/jobs/queue.ts';
+import { type Jobs, jobsFor } from './core/jobs/registry.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
-import { configureAudit } from './core/audit/events.ts';
-import { configureMetrics, observeJobs, observePool } from './core/observability/metrics.ts';
-import {
-  dsyncSafeFetch,
-  oauth2SafeFetch,
-  type Resolver,
-  type SafeFetch,
-  type SafeFetchOptions,
-} from './core/safe-fetch.ts';
-import { createDsync, type Dsync } from './dsync/index.ts';
+import { configureMetrics, observeJobs, observeOutbox, observePool } from './core/observability/metrics.ts';
+import { createSafeFetch, type Resolver, type SafeFetch, type SafeFetchOptions } from './core/safe-fetch.ts';
+import { createDsync, type Dsync, type DsyncOptions } from './dsync/index.ts';
 import { createOAuth2, type OAuth2 } from './oauth2/index.ts';
+import { type Tasks, taskRegistry } from './task-registry.ts';
 
 /** Shared infrastructure every domain receives. */
 export interface Core {
@@ -51,11 +52,15 @@ export interface Core {
   };
   /** Change notifications from other processes (prepared documents, key caches); listens on first use. */
   changes: ChangeFeed;
+  /** Where transactions' jobs go: graphile-worker in `db`, or the outbox when `queue.dsn` is set. */
+  queue: JobQueue;
   close(): Promise<void>;
 }
 
-/** Core plus the two domains. Tasks receive this (bound by the worker runner). */
+/** Core plus the two domains. The worker runner binds tasks to this; each task's context is a part of it. */
 export interface Container extends Core {
+  /** Jobs of any task, typed by the registry (src/task-registry.ts). */
+  jobs: Jobs<Tasks>;
   oauth2: OAuth2;
   dsync: Dsync;
 }
@@ -74,6 +79,27 @@ export interface ContainerOptions {
   resolver?: Resolver;
   /** Extra options of both outbound clients (tests: a CA for a loopback https server). */
   fetchOptions?: Partial<SafeFetchOptions>;
+  /** Options of the directory-sync domain (the library's Jackson `scimPath`). */
+  dsync?: DsyncOptions;
+}
+
+/** The OAuth2 side's client: `clients.http.disallow_private_ip_ranges` and `…private_ip_exception_urls`. */
+export function oauth2SafeFetch(config: Config, extra: Partial<SafeFetchOptions> = {}): SafeFetch {
+  return createSafeFetch({
+    disallowPrivate: config.clients.http.disallow_private_ip_ranges,
+    allowList: config.clients.http.private_ip_exception_urls,
+    ...extra,
+  });
+}
+
+/** The directory-sync side's client (webhooks, Google APIs): `dsync.disallow_private_ip_ranges`. */
+export function dsyncSafeFetch(config: Config, extra: Partial<SafeFetchOptions> = {}): SafeFetch {
+  return createSafeFetch({
+    disallowPrivate: config.dsync.disallow_private_ip_ranges,
+    timeoutMs: config.dsync.webhook.timeout,
+    maxBytes: 5 << 20, // Google directory pages can be large
+    ...extra,
+  });
 }
 
 /** The system secrets a process uses: the configured ones, else the development secret of `dsn: memory` if one exists. */
@@ -121,9 +147,12 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     max: config.db.pool.max,
     connectTimeoutMs: config.db.pool.connect_timeout,
     log,
+    engine: dsn.kind === 'cockroach' ? 'cockroach' : 'postgres',
   });
   try {
     if (o.checkDialect) await checkDialect(handle.pool, dsn.kind);
+    // After the dialect check, which says first when cockroach:// reaches a PostgreSQL server.
+    assertQueueEngine(config.dsn, config.queue.dsn);
     if (o.autoMigrate ?? dsn.kind === 'memory') {
       const r = await migrate(handle.pool, { graphileLogger: graphileLogger(log) });
       if (r.applied.length) log.info({ applied: r.applied }, 'migrations applied');
@@ -138,14 +167,25 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const oauth2Dynamic = config.oidc.dynamic_client_registration.allow_internal_addresses
     ? oauth2
     : oauth2SafeFetch(config, { ...seam, disallowPrivate: true });
-  // LISTEN needs a direct session: queue.direct_dsn when dsn goes through a transaction pooler.
-  const direct = config.queue.direct_dsn.trim();
+  // A separate queue database (queue.dsn): jobs go through the outbox; job state is read there.
+  const queueDsn = config.queue.dsn.trim();
+  const queueHandle = queueDsn
+    ? createDatabase(queueDsnUrl(queueDsn), { max: 2, log, applicationName: 'gatehouse-queue' })
+    : undefined;
+  const queue = queueHandle ? outboxQueue(queueHandle.db, queueHandle.pool) : directQueue(handle.db, handle.pool);
+  // LISTEN needs a direct session: queue.direct_dsn when dsn goes through a transaction pooler
+  // (with a separate queue database, queue.direct_dsn is the queue's: listen on dsn).
+  const direct = queueDsn ? '' : config.queue.direct_dsn.trim();
+  // CockroachDB has no LISTEN/NOTIFY: caches of keys and clients rebuild per use there.
+  const listen = dsn.kind !== 'cockroach';
   const changes = direct
-    ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true })
-    : createChangeFeed({ url, log, direct: dsn.kind === 'memory' });
+    ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true, listen })
+    : createChangeFeed({ url, log, direct: dsn.kind === 'memory', listen });
   configureAudit({ enabled: config.audit.enabled });
   configureMetrics({ enabled: config.metrics.enabled });
-  const unobserve = [observePool(handle.pool), observeJobs(handle.pool)];
+  // The job gauges read graphile-worker's tables in the queue database (always PostgreSQL).
+  const unobserve = [observePool(handle.pool), observeJobs(queue.pool)];
+  if (queueHandle) unobserve.push(observeOutbox(handle.pool));
   const core: Core = {
     config,
     log,
@@ -156,14 +196,30 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     embedded,
     fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
     changes,
+    queue,
     async close() {
       await changes.close();
       for (const stop of unobserve) stop();
+      await queueHandle?.destroy();
       await handle.destroy();
       await embedded?.stop();
     },
   };
-  return { ...core, oauth2: createOAuth2(core), dsync: createDsync(core) };
+  const base = { config, log, clock: core.clock, db: core.db, queue };
+  return {
+    ...core,
+    jobs: jobsFor(taskRegistry, queue),
+    oauth2: createOAuth2({ ...base, fetch: oauth2, fetchDynamic: oauth2Dynamic, changes }),
+    dsync: createDsync({ ...base, fetch: core.fetch.dsync, changes }, o.dsync),
+  };
+}
+
+/** `queue.dsn`: a PostgreSQL DSN (graphile-worker runs only on PostgreSQL). */
+export function queueDsnUrl(value: string): string {
+  const parsed = parseDsn(value);
+  if (parsed.kind !== 'postgres')
+    throw new DsnError('queue.dsn: expected a postgres:// DSN (graphile-worker runs only on PostgreSQL)');
+  return parsed.url;
 }
 
 /** Failing readiness checks: the database answers and no migration is pending. */

@@ -14,16 +14,15 @@
  * workers deliver them. `close()`
  * stops the worker, releases the pool and stops an embedded PostgreSQL.
  */
-import { loadConfig } from './core/config/load.ts';
+
 import { createContainer } from './container.ts';
+import { loadConfig } from './core/config/load.ts';
+import { isAppError } from './core/errors.ts';
 import { loadTaskList, startWorker } from './core/jobs/runner.ts';
 import { createLogger } from './core/log.ts';
 import type { DirectorySyncController } from './dsync/controller.ts';
-import { createDirectorySyncController } from './dsync/controller.ts';
-import { createDsyncServices } from './dsync/index.ts';
 import type { SetupLink, SetupLinksService } from './dsync/setup-links.ts';
 import type { EventCallback } from './dsync/types.ts';
-import { isAppError } from './core/errors.ts';
 
 async function jackson<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -303,8 +302,14 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
     log.error(
       'db.encryptionKey is not set (nor SECRETS_SYSTEM): directory secrets (SCIM secrets, webhook secrets, Google tokens) are stored WITHOUT ENCRYPTION, as Jackson does without a key. Set db.encryptionKey (16+ random characters) in production.',
     );
-  const container = await createContainer({ config, log, autoMigrate: true });
-  const services = createDsyncServices(container, opts.scimPath ? { scimPath: opts.scimPath } : {});
+  const container = await createContainer({
+    config,
+    log,
+    autoMigrate: true,
+    dsync: opts.scimPath ? { scimPath: opts.scimPath } : {},
+  });
+  // The container's directory-sync services: one service graph per process.
+  const { dsync } = container;
   let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
   if (opts.worker ?? memory) {
     try {
@@ -330,7 +335,7 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
   if (typeof cron === 'number' && cron > 0) {
     timer = setInterval(() => {
       if (running) return;
-      running = services.google
+      running = dsync.services.google
         .syncAll()
         .catch((err: unknown) => log.error({ err }, 'google sync failed'))
         .finally(() => {
@@ -340,9 +345,8 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
     timer.unref();
   }
   return {
-    setupLinkController: setupLinkController(services.setupLinks),
-    directorySyncController: createDirectorySyncController(services, {
-      log,
+    setupLinkController: setupLinkController(dsync.services.setupLinks),
+    directorySyncController: dsync.controller({
       ...(opts.dsync?.callback ? { callback: opts.dsync.callback } : {}),
       webhooksWithCallback: opts.dsync?.webhooksWithCallback === true,
     }),

@@ -1,6 +1,7 @@
 /** Builds the public and admin apps from the container and the domains, and serves them. */
 import Router from '@koa/router';
 import type Koa from 'koa';
+import { consoleRouter } from './console/index.ts';
 import { type Container, readiness } from './container.ts';
 import { auditRouter } from './core/audit/routes.ts';
 import { DEFAULT_DEV_USERS } from './core/config/load.ts';
@@ -9,7 +10,9 @@ import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failur
 import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
 import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { scimFailedAuthTarget } from './dsync/scim/handlers.ts';
 import { devUiRouter } from './oauth2/dev-ui.ts';
+import { oauth2FailedAuthTarget } from './oauth2/failed-auth.ts';
 import { OAUTH2_ROUTES } from './oauth2/routes.ts';
 import { VERSION } from './version.ts';
 
@@ -97,7 +100,17 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
       ...(c.config.dev_ui.enabled ? [devUiRouter({ config: c.config })] : []),
       docs('public'),
     ] as Router[],
-    admin: [admHealth, jackson2, metrics, audit, c.oauth2.adminRouter, ...admV1, docs('admin')] as Router[],
+    admin: [
+      admHealth,
+      jackson2,
+      metrics,
+      audit,
+      c.oauth2.adminRouter,
+      ...admV1,
+      // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.
+      ...(c.config.console.enabled ? [consoleRouter(c)] : []),
+      docs('admin'),
+    ] as Router[],
   };
 }
 
@@ -112,8 +125,12 @@ export function buildApps(c: Container): Apps {
     perCredential: fa.per_credential,
     perAddress: fa.per_address,
   };
+  // Each domain registers its error renderers and their path prefixes; the core renders through them.
+  const families = [c.oauth2.errorFamilies, c.dsync.errorFamilies];
+  const errorRenderers = Object.assign({}, ...families.map((f) => f.renderers));
   const common = {
     log: c.log,
+    errorRenderers,
     urlLimit: limits.url,
     exposeDebug: c.config.oauth2.expose_internal_errors,
     disableHealthLog: c.config.serve.request_log.disable_for_health,
@@ -123,7 +140,12 @@ export function buildApps(c: Container): Apps {
       ...common,
       kind: 'public',
       bodyLimit: limits.body.public,
-      middleware: [failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth), failedAuth)],
+      middleware: [
+        failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth, c.changes), failedAuth, [
+          oauth2FailedAuthTarget,
+          scimFailedAuthTarget,
+        ]),
+      ],
       bodyLimits: [
         ...c.dsync.errorFamilies.public
           .filter((f) => f.family === 'scim')
@@ -134,7 +156,11 @@ export function buildApps(c: Container): Apps {
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
       routers: routers.public,
-      errorFamilies: [...c.dsync.errorFamilies.public, ...(v1Public ? c.dsync.errorFamilies.admin : [])],
+      errorFamilies: [
+        ...c.oauth2.errorFamilies.public,
+        ...c.dsync.errorFamilies.public,
+        ...(v1Public ? c.dsync.errorFamilies.admin : []),
+      ],
     }),
     admin: createApp({
       ...common,
@@ -142,7 +168,7 @@ export function buildApps(c: Container): Apps {
       bodyLimit: limits.body.admin,
       cors: c.config.serve.admin.cors,
       routers: routers.admin,
-      errorFamilies: c.dsync.errorFamilies.admin,
+      errorFamilies: [...c.oauth2.errorFamilies.admin, ...c.dsync.errorFamilies.admin],
     }),
   };
 }

@@ -3,13 +3,11 @@
  * `audit.purge_batch_size` rows per transaction and at most 100 batches per run; when a run stops on
  * that bound it enqueues itself again.
  */
-import { z } from 'zod';
-import type { Container } from '../src/container.ts';
 import { purgeAuditEvents } from '../src/core/audit/store.ts';
-import { enqueue } from '../src/core/jobs/enqueue.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
+import { type CoreTaskContext, coreTasks } from '../src/core/audit/tasks.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
 
-export default defineTask(z.object({}).passthrough(), async (c: Container) => {
+export default taskFrom(coreTasks, 'audit_purge', async (c: CoreTaskContext) => {
   const { retention, purge_batch_size: batchSize } = c.config.audit;
   if (retention <= 0) return;
   const r = await purgeAuditEvents(c.db, {
@@ -18,5 +16,5 @@ export default defineTask(z.object({}).passthrough(), async (c: Container) => {
     limit: batchSize * 100,
   });
   if (r.deleted) c.log.info({ deleted: r.deleted, more: r.more }, 'audit events purged');
-  if (r.more) await enqueue(c.db, 'audit_purge', {}, { maxAttempts: 3, jobKey: 'audit:purge' });
+  if (r.more) await c.jobs.add(c.db, 'audit_purge', {}, { maxAttempts: 3, jobKey: 'audit:purge' });
 });

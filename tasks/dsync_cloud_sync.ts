@@ -1,8 +1,7 @@
 /** One Google Workspace sync of one directory (enqueued by dsync_cloud_sync_sweep, one job per directory). */
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
-import { cloudSyncPayload } from '../src/dsync/cloud/google/schemas.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
 
-export default defineTask(cloudSyncPayload, async (c: Container, p) => {
+export default taskFrom(dsyncTasks, 'dsync_cloud_sync', async (c: Pick<DsyncTaskContext, 'dsync'>, p) => {
   await c.dsync.services.google.syncDirectory(p.directoryId);
 });

@@ -1,8 +1,7 @@
 /** Enqueues a dsync_cloud_sync job per Google directory that is due (all of them when `force`). */
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
-import { cloudSyncSweepPayload } from '../src/dsync/cloud/google/schemas.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
 
-export default defineTask(cloudSyncSweepPayload, async (c: Container, p) => {
+export default taskFrom(dsyncTasks, 'dsync_cloud_sync_sweep', async (c: Pick<DsyncTaskContext, 'dsync'>, p) => {
   await c.dsync.services.google.sweep({ force: p.force === true });
 });

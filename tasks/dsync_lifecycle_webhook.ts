@@ -1,10 +1,7 @@
 /** Connection lifecycle events to the global webhook (src/dsync/events/lifecycle.ts). */
-import { z } from 'zod';
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
 
-const payload = z.object({ event: z.record(z.string(), z.unknown()) });
-
-export default defineTask(payload, async (c: Container, p) => {
+export default taskFrom(dsyncTasks, 'dsync_lifecycle_webhook', async (c: Pick<DsyncTaskContext, 'dsync'>, p) => {
   await c.dsync.services.lifecycle.deliver(p.event);
 });

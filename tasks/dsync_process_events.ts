@@ -3,13 +3,10 @@
  * (src/dsync/events/batch.ts). Enqueued by `/api/v1/dsync/cron/process-events`, by the interval
  * timer (`dsync.webhook_batch_cron_interval`) and after failures (backoff).
  */
-import { z } from 'zod';
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
 
-const payload = z.object({ trigger: z.string().optional() }).passthrough();
-
-export default defineTask(payload, async (c: Container, p) => {
+export default taskFrom(dsyncTasks, 'dsync_process_events', async (c: Pick<DsyncTaskContext, 'dsync' | 'log'>, p) => {
   const r = await c.dsync.services.batch.run();
   if (r.posts || r.dropped) c.log.info({ trigger: p.trigger, ...r }, 'webhook batches processed');
 });

@@ -1,13 +1,13 @@
 /**
- * Crontab, every minute: gives a delivery job to undelivered real-time events that lost theirs
- * (a job removed by hand), and schedules a batch processing run when queued events have none
- * (the interval timer or a backoff retry). Normally a no-op.
+ * Crontab, every minute: checks each directory's real-time sender against the job queue (a job
+ * removed by hand gets a replacement, one that died out of attempts is marked failed), and
+ * schedules a batch processing run when queued events have none (the interval timer or a backoff
+ * retry). Normally a no-op.
  */
-import { z } from 'zod';
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
 
-export default defineTask(z.object({}).passthrough(), async (c: Container) => {
+export default taskFrom(dsyncTasks, 'dsync_webhook_maintenance', async (c: Pick<DsyncTaskContext, 'dsync'>) => {
   await c.dsync.services.delivery.repairOrphans();
   await c.dsync.services.batch.ensureScheduled();
 });

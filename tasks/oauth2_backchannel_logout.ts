@@ -1,8 +1,7 @@
 /** One back-channel logout notification (enqueued with the session deletion); retried with backoff. */
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
-import { backchannelPayload } from '../src/oauth2/logout/channels.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type OAuth2TaskContext, oauth2Tasks } from '../src/oauth2/tasks.ts';
 
-export default defineTask<Container, typeof backchannelPayload>(backchannelPayload, (c, p, helpers) =>
+export default taskFrom(oauth2Tasks, 'oauth2_backchannel_logout', (c: OAuth2TaskContext, p, helpers) =>
   c.oauth2.flows.channels.deliver(p, helpers.job.attempts),
 );

@@ -1,8 +1,7 @@
 /** Daily (crontab) clean-up of expired rows in bounded batches; re-enqueues itself while rows remain. */
-import type { Container } from '../src/container.ts';
-import { defineTask } from '../src/core/jobs/task.ts';
-import { janitorPayload } from '../src/oauth2/janitor/service.ts';
+import { taskFrom } from '../src/core/jobs/registry.ts';
+import { type OAuth2TaskContext, oauth2Tasks } from '../src/oauth2/tasks.ts';
 
-export default defineTask<Container, typeof janitorPayload>(janitorPayload, async (c, p) => {
+export default taskFrom(oauth2Tasks, 'oauth2_janitor', async (c: OAuth2TaskContext, p) => {
   await c.oauth2.janitor.runTask(p.targets);
 });

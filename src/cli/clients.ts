@@ -9,8 +9,30 @@ import { collect, run, verb } from './common.ts';
 import { adminRequest, endpointOf, endpointOption } from './endpoint.ts';
 import { type Format, formatOf, formatOption, type Printable, printRow, printTable, quietOption } from './printing.ts';
 
-type Client = Record<string, any>;
-type Opts = Record<string, any>;
+/** An OAuth 2.0 client as the admin API reads and writes it: the printed fields typed, the others passed through. */
+export interface Client {
+  client_id?: string;
+  client_secret?: string;
+  grant_types?: string[];
+  response_types?: string[];
+  scope?: string;
+  audience?: string[];
+  redirect_uris?: string[];
+  [field: string]: unknown;
+}
+
+/** What commander parsed: the flags of the tables below by their camelCase name, and the others. */
+interface Opts {
+  file?: string;
+  metadata?: string;
+  id?: string;
+  pageSize?: string;
+  pageToken?: string;
+  endpoint?: string;
+  format?: string;
+  quiet?: boolean;
+  [flag: string]: string | string[] | boolean | undefined;
+}
 
 /** [flag, wire field, description, Hydra's default]. */
 const STRINGS: Array<[string, string, string, string]> = [
@@ -100,17 +122,17 @@ function clientFromFlags(o: Opts): Client {
       throw new Error(`unable to decode JSON from ${o.file === '-' ? 'stdin' : o.file}`);
     }
   }
-  const c: Client = {};
+  const c: Record<string, unknown> = {};
   for (const [flag, field, , def] of STRINGS) c[field] = o[camel(flag)] ?? def;
   for (const [flag, field, , def] of LISTS) c[field] = o[camel(flag)] ?? def;
   for (const [flag, field] of BOOLS) c[field] = Boolean(o[camel(flag)]);
   c.scope = (c.scope as string[]).join(' ');
   try {
-    c.metadata = JSON.parse(o.metadata);
+    c.metadata = JSON.parse(o.metadata ?? '{}');
   } catch {
     throw new Error('--metadata is not valid JSON');
   }
-  return c;
+  return c as Client;
 }
 
 const HEADER = ['CLIENT ID', 'CLIENT SECRET', 'GRANT TYPES', 'RESPONSE TYPES', 'SCOPE', 'AUDIENCE', 'REDIRECT URIS'];
@@ -123,12 +145,17 @@ const columns = (c: Client): string[] => [
   (c.audience ?? []).join(','),
   (c.redirect_uris ?? []).join(', '),
 ];
-export const one = (c: Client): Printable => ({ header: HEADER, rows: [columns(c)], value: c, ids: [c.client_id] });
+export const one = (c: Client): Printable => ({
+  header: HEADER,
+  rows: [columns(c)],
+  value: c,
+  ids: [c.client_id ?? ''],
+});
 export const many = (cs: Client[]): Printable => ({
   header: HEADER,
   rows: cs.map(columns),
   value: cs,
-  ids: cs.map((c) => c.client_id),
+  ids: cs.map((c) => c.client_id ?? ''),
 });
 
 const clientPath = (id: string) => `/admin/clients/${encodeURIComponent(id)}`;
@@ -200,8 +227,9 @@ function registerList(program: Command): void {
       .option('--page-token <token>', 'page token acquired from a previous response', ''),
   ).action((o: Opts) =>
     run(async () => {
-      if (!/^\d+$/.test(o.pageSize)) throw new Error(`--page-size must be a number, got ${JSON.stringify(o.pageSize)}`);
-      const q = new URLSearchParams({ page_size: o.pageSize, ...(o.pageToken ? { page_token: o.pageToken } : {}) });
+      const pageSize = o.pageSize ?? '';
+      if (!/^\d+$/.test(pageSize)) throw new Error(`--page-size must be a number, got ${JSON.stringify(o.pageSize)}`);
+      const q = new URLSearchParams({ page_size: pageSize, ...(o.pageToken ? { page_token: o.pageToken } : {}) });
       const r = await adminRequest(endpointOf(o), 'GET', `/admin/clients?${q}`);
       const items = r.body as Client[];
       const next = nextPageToken(r.headers.get('link'));

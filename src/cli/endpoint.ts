@@ -1,6 +1,7 @@
 /**
- * The admin-API client of the CLI: `-e/--endpoint` or `ORY_SDK_URL` (Hydra's flag and variable),
- * JSON in and out, and one-line errors for every failure.
+ * The HTTP client of the CLI (`send`, used by every command that calls gatehouse over HTTP) and the
+ * admin-API calls on it: `-e/--endpoint` or `ORY_SDK_URL` (Hydra's flag and variable), JSON in and
+ * out, and one-line errors for every failure.
  */
 import { Option } from 'commander';
 
@@ -26,40 +27,67 @@ export function basicAuthorization(id: string, secret: string): string {
 export interface ApiResponse {
   status: number;
   headers: Headers;
-  body: any;
+  body: unknown;
 }
 
-/** `status error: description` from a Hydra error body, whatever its shape. */
-function describeError(status: number, body: any): string {
-  if (body && typeof body.error === 'string') {
-    return `${status} ${body.error}${body.error_description ? `: ${body.error_description}` : ''}`;
+/** An answer of `send`: the body read whole, parsed when it is JSON (else the text; undefined when empty). */
+export interface HttpAnswer extends ApiResponse {
+  ok: boolean;
+  text: string;
+}
+
+/**
+ * One HTTP request of the CLI, bounded to 10 s.
+ * @throws an Error `cannot reach <what> (<cause>)` when no answer comes (`what`: the base URL by default)
+ */
+export async function send(
+  url: string | URL,
+  init: { method: string; headers?: Record<string, string>; body?: string | URLSearchParams },
+  what: string = new URL(url).origin,
+): Promise<HttpAnswer> {
+  let r: Response;
+  try {
+    r = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  } catch (e) {
+    const c = (e as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`cannot reach ${what} (${c?.code ?? c?.message ?? (e as Error).message})`);
   }
-  if (body?.error && typeof body.error === 'object') return `${status} ${body.error.message ?? 'error'}`;
+  const text = await r.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: keep the text (for the error message)
+  }
+  return { status: r.status, ok: r.ok, headers: r.headers, text, body };
+}
+
+/** The answer's body when it is a JSON object, else `{}`. */
+export const objectBody = (a: HttpAnswer): Record<string, unknown> =>
+  typeof a.body === 'object' && a.body !== null ? (a.body as Record<string, unknown>) : {};
+
+/** `status error: description` from a Hydra error body, whatever its shape. */
+function describeError(status: number, body: unknown): string {
+  const b = typeof body === 'object' && body !== null ? (body as { error?: unknown; error_description?: unknown }) : {};
+  if (typeof b.error === 'string') {
+    return `${status} ${b.error}${b.error_description ? `: ${b.error_description}` : ''}`;
+  }
+  if (b.error && typeof b.error === 'object')
+    return `${status} ${(b.error as { message?: string }).message ?? 'error'}`;
   return `${status} ${typeof body === 'string' && body ? body : 'the server answered with an error'}`;
 }
 
 /** Calls the admin API. @throws an Error with a one-line message on a network failure or a non-2xx answer */
 export async function adminRequest(base: string, method: string, path: string, body?: unknown): Promise<ApiResponse> {
-  let r: Response;
-  try {
-    r = await fetch(`${base}${path}`, {
+  const a = await send(
+    `${base}${path}`,
+    {
       method,
       headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (e) {
-    const c = (e as { cause?: { code?: string; message?: string } }).cause;
-    const cause = c?.code ?? c?.message ?? (e as Error).message;
-    throw new Error(`cannot reach ${base} (${cause})`);
-  }
-  const text = await r.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON: keep the text for the error message
-  }
-  if (r.status >= 400) throw new Error(describeError(r.status, parsed));
-  return { status: r.status, headers: r.headers, body: parsed };
+    },
+    base,
+  );
+  if (a.status >= 400) throw new Error(describeError(a.status, a.body));
+  return { status: a.status, headers: a.headers, body: a.body };
 }

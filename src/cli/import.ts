@@ -13,12 +13,28 @@
 import { createPrivateKey, createPublicKey, type KeyObject, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { many, one } from './clients.ts';
+import { type Client, many, one } from './clients.ts';
 import { run, verb } from './common.ts';
 import { adminRequest, endpointOf, endpointOption } from './endpoint.ts';
 import { formatOf, formatOption, type Printable, printRow, printTable, quietOption } from './printing.ts';
 
-type Json = Record<string, any>;
+/** The options commander parsed. */
+interface Opts {
+  endpoint?: string;
+  format?: string;
+  quiet?: boolean;
+  use?: string;
+  alg?: string;
+}
+
+/** A JSON Web Key (RFC 7517 §4) as read from a file and returned by the admin API. */
+interface Jwk {
+  kty?: string;
+  kid?: string;
+  alg?: string;
+  use?: string;
+  [member: string]: unknown;
+}
 
 /** The sources of a command: the files, or stdin when none are given (`-` is stdin as well). */
 function readSources(files: string[]): { src: string; content: Buffer }[] {
@@ -44,10 +60,10 @@ function registerImportClients(imp: Command): void {
     .addOption(endpointOption())
     .addOption(formatOption())
     .addOption(quietOption())
-    .action((files: string[], o: Json) =>
+    .action((files: string[], o: Opts) =>
       run(async () => {
         const base = endpointOf(o);
-        const imported: Json[] = [];
+        const imported: Client[] = [];
         const failed: string[] = [];
         for (const { src, content } of readSources(files)) {
           const text = content.toString('utf8').trim();
@@ -65,15 +81,16 @@ function registerImportClients(imp: Command): void {
               continue;
             }
             try {
-              const r = (await adminRequest(base, 'POST', '/admin/clients', c)).body as Json;
-              if (!r.client_secret && (c as Json).client_secret) r.client_secret = (c as Json).client_secret;
+              const r = (await adminRequest(base, 'POST', '/admin/clients', c)).body as Client;
+              const sent = c as Client;
+              if (!r.client_secret && sent.client_secret) r.client_secret = sent.client_secret;
               imported.push(r);
             } catch (e) {
               failed.push(`${src}${clients.length > 1 ? `[${i}]` : ''}: ${(e as Error).message}`);
             }
           }
         }
-        if (imported.length === 1) printRow(formatOf(o), one(imported[0] as Json));
+        if (imported.length === 1) printRow(formatOf(o), one(imported[0] as Client));
         else printTable(formatOf(o), many(imported));
         if (failed.length) throw failuresError(failed);
       }),
@@ -81,11 +98,11 @@ function registerImportClients(imp: Command): void {
 }
 
 /** The JSON Web Keys in a source: a JWK, a JWK set, or a PEM/DER private or public key. */
-function keysOf(content: Buffer): Json[] {
+function keysOf(content: Buffer): Jwk[] {
   const text = content.toString('utf8').trim();
   if (text.startsWith('{')) {
-    const j = JSON.parse(text) as Json;
-    if (Array.isArray(j.keys)) return j.keys as Json[];
+    const j = JSON.parse(text) as Jwk;
+    if (Array.isArray(j.keys)) return j.keys as Jwk[];
     if (typeof j.kty === 'string') return [j];
     throw new Error('the JSON is neither a JSON Web Key nor a key set');
   }
@@ -101,11 +118,11 @@ function keysOf(content: Buffer): Json[] {
       throw new Error('could not decode a private or public key (JWK, PEM or DER)');
     }
   }
-  return [key.export({ format: 'jwk' }) as Json];
+  return [key.export({ format: 'jwk' }) as Jwk];
 }
 
 const JWK_HEADER = ['SET ID', 'KEY ID', 'ALGORITHM', 'USE'];
-const jwkPrintable = (set: string, keys: Json[]): Printable => ({
+const jwkPrintable = (set: string, keys: Jwk[]): Printable => ({
   header: JWK_HEADER,
   rows: keys.map((k) => [set, k.kid ?? '', k.alg ?? '', k.use ?? '']),
   value: { set, keys },
@@ -124,12 +141,12 @@ function registerImportJwk(imp: Command): void {
     .addOption(endpointOption())
     .addOption(formatOption())
     .addOption(quietOption())
-    .action((set: string, files: string[], o: Json) =>
+    .action((set: string, files: string[], o: Opts) =>
       run(async () => {
         const base = endpointOf(o);
-        const prepared: { src: string; key: Json }[] = [];
+        const prepared: { src: string; key: Jwk & { kid: string } }[] = [];
         for (const { src, content } of readSources(files)) {
-          let keys: Json[];
+          let keys: Jwk[];
           try {
             keys = keysOf(content);
           } catch (e) {
@@ -142,12 +159,12 @@ function registerImportJwk(imp: Command): void {
             prepared.push({ src, key });
           }
         }
-        const imported: Json[] = [];
+        const imported: Jwk[] = [];
         const failed: string[] = [];
         for (const { src, key } of prepared) {
           try {
             const path = `/admin/keys/${encodeURIComponent(set)}/${encodeURIComponent(key.kid)}`;
-            imported.push((await adminRequest(base, 'PUT', path, key)).body as Json);
+            imported.push((await adminRequest(base, 'PUT', path, key)).body as Jwk);
           } catch (e) {
             failed.push(`${src}: ${(e as Error).message}`);
           }

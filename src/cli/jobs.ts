@@ -37,7 +37,7 @@ export function registerJobs(program: Command): void {
       run(async () => {
         const { c, admin } = await open(program);
         try {
-          const jobs = await admin.listFailedJobs(c.db, filterOf(o), 1000);
+          const jobs = await admin.listFailedJobs(c.queue.db, filterOf(o), 1000);
           if (o.json) process.stdout.write(`${JSON.stringify(jobs, null, 2)}\n`);
           else if (!jobs.length) process.stdout.write('no failed jobs\n');
           else {
@@ -47,6 +47,26 @@ export function registerJobs(program: Command): void {
               );
             }
           }
+        } finally {
+          await c.close();
+        }
+      }),
+    );
+  j.command('outbox')
+    .description('With queue.dsn: jobs waiting in the data database for the relay, and the age of the oldest')
+    .option('--json', 'print JSON')
+    .action((o: JobFlags) =>
+      run(async () => {
+        const { c } = await open(program);
+        try {
+          if (c.queue.mode !== 'outbox') {
+            process.stdout.write('queue.dsn is not set: jobs are added to the queue directly (no outbox)\n');
+            return;
+          }
+          const { outboxBacklog } = await import('../core/jobs/relay.ts');
+          const b = await outboxBacklog(c.pool);
+          if (o.json) process.stdout.write(`${JSON.stringify(b)}\n`);
+          else process.stdout.write(`${b.jobs} job(s) waiting for the relay; oldest ${b.oldestSeconds.toFixed(1)} s\n`);
         } finally {
           await c.close();
         }
@@ -64,7 +84,7 @@ export function registerJobs(program: Command): void {
           throw new Error('jobs retry: name --task, --queue, --id or --all');
         const { c, admin } = await open(program);
         try {
-          const ids = await admin.retryFailedJobs(c.db, filterOf(o));
+          const ids = await admin.retryFailedJobs(c.queue.db, filterOf(o));
           process.stdout.write(
             ids.length ? `re-enqueued ${ids.length} job(s): ${ids.join(', ')}\n` : 'no failed jobs matched\n',
           );

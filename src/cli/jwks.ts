@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { run } from './common.ts';
+import { send } from './endpoint.ts';
 import { FORMATS, type Format, printTable } from './printing.ts';
 
 interface Key {
@@ -34,25 +35,23 @@ function adminUrl(endpoint: string | undefined, path: string): URL {
 /** One admin API call; an error answer becomes one line: status, Hydra's error and description. */
 async function call(endpoint: string | undefined, method: string, path: string, body?: unknown): Promise<unknown> {
   const url = adminUrl(endpoint, path);
-  let r: Response;
-  try {
-    r = await fetch(url, {
+  const r = await send(
+    url,
+    {
       method,
       ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
-    });
-  } catch {
-    throw new Error(`cannot reach the admin API at ${url.origin}`);
-  }
-  const text = await r.text();
+    },
+    `the admin API at ${url.origin}`,
+  );
   if (!r.ok) {
-    let detail = text.trim().split('\n')[0] ?? '';
-    try {
-      const e = JSON.parse(text) as { error?: unknown; error_description?: unknown };
+    let detail = r.text.trim().split('\n')[0] ?? '';
+    if (typeof r.body === 'object' && r.body !== null) {
+      const e = r.body as { error?: unknown; error_description?: unknown };
       detail = [e.error, e.error_description].filter((x) => typeof x === 'string' && x).join(': ');
-    } catch {}
+    }
     throw new Error(`${method} ${url.pathname} answered ${r.status}${detail ? `: ${detail}` : ''}`);
   }
-  return text ? JSON.parse(text) : undefined;
+  return r.body;
 }
 
 const keysPath = (set: string) => `/admin/keys/${encodeURIComponent(set)}`;

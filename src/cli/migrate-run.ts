@@ -2,17 +2,17 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { createContainer } from '../container.ts';
+import { loadConfig } from '../core/config/load.ts';
 import {
   checkUpgradePath,
+  MigrationError,
   type MigrationState,
   migrate,
-  MigrationError,
   migrationStatus,
   planDown,
   revertLast,
   SQL_DIR,
 } from '../core/db/migrate.ts';
-import { loadConfig } from '../core/config/load.ts';
 import type { GlobalFlags } from './common.ts';
 import { withEphemeralSecret } from './config.ts';
 
@@ -130,6 +130,11 @@ async function up(program: Command, dir: string, o: SqlFlags): Promise<void> {
           ? `applied ${r.applied.length} migration(s) in ${ms(performance.now() - started)}\n`
           : 'the database is up to date\n',
       );
+      if (c.queue.mode === 'outbox') {
+        const { prepareQueueDatabase } = await import('../core/jobs/relay.ts');
+        await prepareQueueDatabase(c.queue.pool);
+        process.stdout.write('the queue database (queue.dsn) is up to date\n');
+      }
     },
     o,
   );

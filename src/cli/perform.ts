@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Command } from 'commander';
 import { run } from './common.ts';
-import { basicAuthorization } from './endpoint.ts';
+import { basicAuthorization, objectBody, send } from './endpoint.ts';
 
 interface PerformOptions {
   clientId?: string;
@@ -63,8 +63,8 @@ async function exchange(
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (secret) headers.authorization = basicAuthorization(id, secret);
   else form.set('client_id', id);
-  const r = await fetch(new URL('oauth2/token', base(o.endpoint)), { method: 'POST', headers, body: form });
-  const body = (await r.json().catch(() => ({}))) as Tokens & { error?: string; error_description?: string };
+  const r = await send(new URL('oauth2/token', base(o.endpoint)), { method: 'POST', headers, body: form });
+  const body = objectBody(r) as Tokens & { error?: string; error_description?: string };
   if (!r.ok)
     throw new Error(
       `the token endpoint answered ${r.status}: ${body.error ?? ''} ${body.error_description ?? ''}`.trim(),
@@ -170,8 +170,8 @@ async function deviceCode(o: DeviceOptions): Promise<void> {
   if (secret) headers.authorization = basicAuthorization(id, secret);
   const form = new URLSearchParams({ client_id: id, scope: o.scope.split(',').filter(Boolean).join(' ') });
   if (o.audience) form.set('audience', o.audience.split(',').join(' '));
-  const r = await fetch(new URL('oauth2/device/auth', root), { method: 'POST', headers, body: form });
-  const auth = (await r.json().catch(() => ({}))) as {
+  const r = await send(new URL('oauth2/device/auth', root), { method: 'POST', headers, body: form });
+  const auth = objectBody(r) as {
     device_code?: string;
     user_code?: string;
     verification_uri?: string;
@@ -198,8 +198,8 @@ async function deviceCode(o: DeviceOptions): Promise<void> {
       device_code: auth.device_code,
     });
     if (!secret) poll.set('client_id', id);
-    const t = await fetch(new URL('oauth2/token', root), { method: 'POST', headers, body: poll });
-    const body = (await t.json().catch(() => ({}))) as Tokens & { error?: string; error_description?: string };
+    const t = await send(new URL('oauth2/token', root), { method: 'POST', headers, body: poll });
+    const body = objectBody(t) as Tokens & { error?: string; error_description?: string };
     if (t.ok) {
       printTokens(body, o.format);
       return;

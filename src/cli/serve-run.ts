@@ -2,10 +2,11 @@
 import { createContainer } from '../container.ts';
 import { assertServable, migrationStatus, SQL_DIR } from '../core/db/migrate.ts';
 import { openQueuePool } from '../core/jobs/pooler.ts';
+import { startQueueRelay } from '../core/jobs/relay.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { startTracing } from '../core/observability/tracing.ts';
-import { VERSION } from '../version.ts';
 import { serve } from '../server.ts';
+import { VERSION } from '../version.ts';
 import { type GlobalFlags, onShutdown } from './common.ts';
 import { configFrom } from './config.ts';
 
@@ -49,10 +50,12 @@ export async function serveCommand(which: 'all' | 'public' | 'admin', flags: Glo
         taskList: await loadTaskList(c),
       })
     : undefined;
+  const relay = queue?.separate ? startQueueRelay(c, queue.url) : undefined;
   // Signal handlers first: a supervisor may stop the process as soon as it reports that it serves.
   onShutdown(async () => {
     c.log.info('shutting down: no new connections, finishing in-flight requests');
     await s.close();
+    await relay?.stop();
     await runner?.stop();
     await queue?.close();
     await c.close();

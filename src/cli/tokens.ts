@@ -6,10 +6,41 @@
  */
 import { type Command, Option } from 'commander';
 import { collect, run, verb } from './common.ts';
-import { adminRequest, basicAuthorization, endpointOf, endpointOption } from './endpoint.ts';
+import { adminRequest, basicAuthorization, endpointOf, endpointOption, objectBody, send } from './endpoint.ts';
 import { formatOf, formatOption, type Printable, printRow } from './printing.ts';
 
-type Opts = Record<string, any>;
+/** What commander parsed. */
+interface Opts {
+  endpoint?: string;
+  clientId?: string;
+  clientSecret?: string;
+  scope?: string[];
+  audience?: string[];
+  format?: string;
+  quiet?: boolean;
+}
+
+/** The token endpoint's answer (RFC 6749 §5.1), or {} when it had no JSON body. */
+interface TokenAnswer {
+  access_token?: string;
+  token_type?: string;
+  refresh_token?: string;
+  id_token?: string;
+  expires_in?: number;
+  scope?: string;
+}
+
+/** The introspection answer (RFC 7662 §2.2, with Hydra's token_use), or an error (RFC 6749 §5.2). */
+interface IntrospectionAnswer {
+  active?: boolean;
+  sub?: string;
+  client_id?: string;
+  scope?: string;
+  exp?: number;
+  token_use?: string;
+  error?: string;
+  error_description?: string;
+}
 
 const publicEndpoint = () =>
   new Option('-e, --endpoint <url>', 'public API URL (e.g. http://127.0.0.1:4444)').env('ORY_SDK_URL');
@@ -26,36 +57,31 @@ function credentials(o: Opts): { id: string; secret: string } {
 }
 
 /** A form POST to the public API with client_secret_basic; the parsed JSON body (or ''). */
-async function publicPost(o: Opts, path: string, form: URLSearchParams): Promise<{ status: number; body: any }> {
+async function publicPost(
+  o: Opts,
+  path: string,
+  form: URLSearchParams,
+): Promise<{ status: number; body: TokenAnswer }> {
   const base = endpointOf(o);
   const { id, secret } = credentials(o);
-  let r: Response;
-  try {
-    r = await fetch(`${base}${path}`, {
+  const r = await send(
+    `${base}${path}`,
+    {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         authorization: basicAuthorization(id, secret),
       },
       body: form,
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (e) {
-    const c = (e as { cause?: { code?: string } }).cause;
-    throw new Error(`cannot reach ${base} (${c?.code ?? (e as Error).message})`);
-  }
-  const text = await r.text();
-  let body: any = text;
-  try {
-    body = text ? JSON.parse(text) : '';
-  } catch {
-    // not JSON
-  }
+    },
+    base,
+  );
+  const body = objectBody(r) as TokenAnswer & { error?: unknown; error_description?: unknown };
   if (r.status >= 400) {
-    const why = body && typeof body.error === 'string' ? `${body.error}: ${body.error_description ?? ''}` : text;
+    const why = typeof body.error === 'string' ? `${body.error}: ${body.error_description ?? ''}` : r.text;
     throw new Error(`${r.status} ${why}`.trim());
   }
-  return { status: r.status, body };
+  return { status: r.status, body: body as TokenAnswer };
 }
 
 const goTime = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -75,9 +101,9 @@ async function clientCredentials(o: Opts): Promise<void> {
   };
   const p: Printable = {
     header: ['ACCESS TOKEN', 'REFRESH TOKEN', 'ID TOKEN', 'EXPIRY'],
-    rows: [[body.access_token, body.refresh_token || '<empty>', body.id_token || '<empty>', expiry]],
+    rows: [[body.access_token ?? '', body.refresh_token || '<empty>', body.id_token || '<empty>', expiry]],
     value,
-    ids: [body.access_token],
+    ids: [body.access_token ?? ''],
   };
   printRow(formatOf(o), p);
 }
@@ -86,19 +112,16 @@ async function introspectToken(token: string, o: Opts): Promise<void> {
   const form = new URLSearchParams({ token });
   if (o.scope?.length) form.set('scope', o.scope.join(' '));
   const base = endpointOf(o);
-  let r: Response;
-  try {
-    r = await fetch(`${base}/admin/oauth2/introspect`, {
+  const r = await send(
+    `${base}/admin/oauth2/introspect`,
+    {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: form,
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (e) {
-    const c = (e as { cause?: { code?: string } }).cause;
-    throw new Error(`cannot reach ${base} (${c?.code ?? (e as Error).message})`);
-  }
-  const body = (await r.json().catch(() => ({}))) as Record<string, any>;
+    },
+    base,
+  );
+  const body = objectBody(r) as IntrospectionAnswer;
   if (r.status >= 400) throw new Error(`${r.status} ${body.error ?? 'error'}: ${body.error_description ?? ''}`.trim());
   printRow(formatOf(o), {
     header: ['ACTIVE', 'SUBJECT', 'CLIENT ID', 'SCOPE', 'EXPIRY', 'TOKEN USE'],

@@ -14,6 +14,7 @@ export function registerWorker(program: Command): void {
           { createContainer },
           { openQueuePool },
           { loadTaskList, startWorker },
+          { startQueueRelay },
           { metricsServer },
           { startTracing },
         ] = await Promise.all([
@@ -21,6 +22,7 @@ export function registerWorker(program: Command): void {
           import('../container.ts'),
           import('../core/jobs/pooler.ts'),
           import('../core/jobs/runner.ts'),
+          import('../core/jobs/relay.ts'),
           import('../core/observability/metrics.ts'),
           import('../core/observability/tracing.ts'),
         ]);
@@ -38,6 +40,7 @@ export function registerWorker(program: Command): void {
         }
         let metrics: Awaited<ReturnType<typeof metricsServer>> | undefined;
         let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
+        let relay: ReturnType<typeof startQueueRelay> | undefined;
         const starting = (async () => {
           // Off by default: a worker has no HTTP listener unless worker.metrics.port is set.
           metrics = config.worker.metrics.port
@@ -53,11 +56,14 @@ export function registerWorker(program: Command): void {
             crontabFile: c.config.worker.crontab,
             taskList: await loadTaskList(c),
           });
+          // A separate queue database: this worker's relay competes for the fleet's one relay lock.
+          if (queue.separate) relay = startQueueRelay(c, queue.url);
         })();
         // Signal handlers before anything is reported (the metrics line, "worker started"): a
         // supervisor may stop the worker at once; a stop during the start waits for it to finish.
         onShutdown(async () => {
           await starting.catch(() => {});
+          await relay?.stop();
           await runner?.stop();
           await queue.close();
           await metrics?.close();

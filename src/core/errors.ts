@@ -2,13 +2,12 @@
  * Application errors. Every throw creates a new instance: nothing request-specific is ever
  * written onto a shared error object (error isolation).
  *
- * `family` tells the HTTP error middleware which wire shape to render:
- * - `hydra`: `{error, error_description}` (Hydra's flattened herodot/fosite shape)
- * - `oauth2`: RFC 6749 errors (`error` is the RFC code)
- * - `scim`: RFC 7644 error bodies
- * - `dsync`: Jackson's `{error: {message}}` management API shape
+ * `family` tells the HTTP error middleware which wire shape to render: the name under which a
+ * domain registered an `ErrorRenderer` (core/http/errors.ts). Without one, the family of the
+ * request's path prefix applies, else the default `{error, error_description}` (Hydra's flattened
+ * herodot/fosite shape).
  */
-export type ErrorFamily = 'hydra' | 'oauth2' | 'scim' | 'dsync';
+export type ErrorFamily = string;
 
 export interface AppErrorOptions {
   status: number;
@@ -65,8 +64,6 @@ export const badRequest = (description: string, code: string = HERODOT.badReques
 export const notFound = (description = '', code: string = HERODOT.notFound) =>
   new AppError({ status: 404, code, description });
 export const conflict = (description = '') => new AppError({ status: 409, code: HERODOT.conflict, description });
-export const unauthorized = (description = '', code: string = HERODOT.unauthorized) =>
-  new AppError({ status: 401, code, description });
 export const forbidden = (description = '', code: string = HERODOT.forbidden) =>
   new AppError({ status: 403, code, description });
 

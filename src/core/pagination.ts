@@ -7,6 +7,7 @@
 import { openJson, sealJson, TokenError } from './crypto/jwe.ts';
 import type { KeyRing } from './crypto/keys.ts';
 import { AppError, HERODOT } from './errors.ts';
+import { firstValue } from './http/params.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 500;
@@ -35,8 +36,6 @@ export function encodePageToken(ring: KeyRing, kind: string, cursor: Cursor | un
   return sealJson(ring, tokenType(kind), { c: cursor ?? null }, PAGE_TOKEN_TTL_MS, now.getTime());
 }
 
-const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-
 /** Reads `page_size` and `page_token`; a bad value is a 400 with Hydra's reason text. */
 export async function parsePageQuery(
   query: Record<string, string | string[] | undefined>,
@@ -45,13 +44,13 @@ export async function parsePageQuery(
   now: Date,
 ): Promise<PageRequest> {
   let size = DEFAULT_PAGE_SIZE;
-  const rawSize = first(query.page_size);
+  const rawSize = firstValue(query.page_size);
   if (rawSize) {
     if (!/^[+-]?\d{1,9}$/.test(rawSize)) throw badPage(`invalid page_size ${JSON.stringify(rawSize)}`);
     const n = Number(rawSize);
     size = n <= 0 ? DEFAULT_PAGE_SIZE : Math.min(n, MAX_PAGE_SIZE);
   }
-  const token = first(query.page_token);
+  const token = firstValue(query.page_token);
   if (!token) return { size, after: undefined };
   try {
     const body = await openJson<{ c: Cursor | null }>(ring, tokenType(kind), token, now.getTime());

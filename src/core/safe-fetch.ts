@@ -10,17 +10,24 @@
  * Errors are `SafeFetchError`s with a `code`; their messages name the host but never an address,
  * and an IP-literal host is not printed at all. The same holds for what it logs.
  */
-import { inSpan, SpanKind } from './observability/tracing.ts';
+
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIPv6 } from 'node:net';
 import { VERSION } from '../version.ts';
-import { addressRange, bareHost, describeHost, inRanges, isLocalhostName, printableHost } from './address-policy.ts';
-import { scrubAddresses } from './address-policy.ts';
-import type { Config } from './config/load.ts';
+import {
+  addressRange,
+  bareHost,
+  describeHost,
+  inRanges,
+  isLocalhostName,
+  printableHost,
+  scrubAddresses,
+} from './address-policy.ts';
 import type { Logger } from './log.ts';
+import { inSpan, SpanKind } from './observability/tracing.ts';
 
 export type SafeFetchErrorCode =
   | 'invalid_url'
@@ -445,23 +452,4 @@ export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
     );
   };
   return Object.assign(traced, { check });
-}
-
-/** The OAuth2 side's client: `clients.http.disallow_private_ip_ranges` and `…private_ip_exception_urls`. */
-export function oauth2SafeFetch(config: Config, extra: Partial<SafeFetchOptions> = {}): SafeFetch {
-  return createSafeFetch({
-    disallowPrivate: config.clients.http.disallow_private_ip_ranges,
-    allowList: config.clients.http.private_ip_exception_urls,
-    ...extra,
-  });
-}
-
-/** The directory-sync side's client (webhooks, Google APIs): `dsync.disallow_private_ip_ranges`. */
-export function dsyncSafeFetch(config: Config, extra: Partial<SafeFetchOptions> = {}): SafeFetch {
-  return createSafeFetch({
-    disallowPrivate: config.dsync.disallow_private_ip_ranges,
-    timeoutMs: config.dsync.webhook.timeout,
-    maxBytes: 5 << 20, // Google directory pages can be large
-    ...extra,
-  });
 }

@@ -23,10 +23,11 @@
  * - `sync(callback?)` syncs every Google directory now and resolves when done, with one result per
  *   directory (`{directoryId, status, reason?, counts, durationMs}`).
  */
-import { scimErrorBody } from '../core/http/errors.ts';
 import { AppError, isAppError } from '../core/errors.ts';
 import type { Logger } from '../core/log.ts';
-import { dsyncError, jacksonError } from './errors.ts';
+import { dsyncError, jacksonError, scimErrorBody } from './errors.ts';
+import type { WebhookLogRecord } from './events/logs.ts';
+import type { GroupWithMembers } from './groups/service.ts';
 import type { DsyncServices } from './index.ts';
 import {
   DIRECTORY_TYPES,
@@ -37,8 +38,6 @@ import {
   type PageParams,
   type WebhookEvent,
 } from './types.ts';
-import type { WebhookLogRecord } from './events/logs.ts';
-import type { GroupWithMembers } from './groups/service.ts';
 import type { ManagedUser } from './users/service.ts';
 import type { Bound } from './writes.ts';
 

@@ -4,41 +4,47 @@
  * listener, and the Jackson-style library controller. No I/O happens here.
  */
 import type Router from '@koa/router';
-import type { Core } from '../container.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { cookiesSecure } from '../core/http/cookies.ts';
+import type { ErrorFamilies } from '../core/http/errors.ts';
+import { jobsFor } from '../core/jobs/registry.ts';
+import { SafeFetchError } from '../core/safe-fetch.ts';
 import { createAuthorizationLinks } from './cloud/google/link.ts';
 import { createGoogleService } from './cloud/google/service.ts';
 import { type ControllerOptions, createDirectorySyncController, type DirectorySyncController } from './controller.ts';
+import type { DsyncDeps } from './deps.ts';
 import { createDirectoriesService } from './directories/service.ts';
 import { createBatchService } from './events/batch.ts';
 import { debugWebhooks } from './events/debug.ts';
-import { createEventFeedService } from './events/feed.ts';
 import { createDeliveryService } from './events/delivery.ts';
+import { createEventFeedService } from './events/feed.ts';
 import { createLifecycleService } from './events/lifecycle.ts';
-import { createRetryService } from './events/retry.ts';
 import { createWebhookLogsService } from './events/logs.ts';
+import { createRetryService } from './events/retry.ts';
 import type { DeliveryPolicy } from './events/service.ts';
-import { SafeFetchError } from '../core/safe-fetch.ts';
 import { createGroupsService } from './groups/service.ts';
-import { adminRouter, ERROR_FAMILIES, publicRouter } from './routes.ts';
+import { adminRouter, errorFamilies, publicRouter } from './routes.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
+import { createSetupLinksService } from './setup-links.ts';
+import { dsyncTasks } from './tasks.ts';
 import { createUsersService } from './users/service.ts';
 import { createWritesService } from './writes.ts';
-import { createSetupLinksService } from './setup-links.ts';
 
 export interface DsyncOptions {
   /** Jackson's `scimPath` (library only; the HTTP routes always serve `/api/scim/v2.0`). */
   scimPath?: string;
 }
 
-export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
+export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
   const cfg = core.config.dsync;
-  const fetch = cfg.debug_webhooks ? debugWebhooks(core.fetch.dsync, core.log) : core.fetch.dsync;
+  const fetch = cfg.debug_webhooks ? debugWebhooks(core.fetch, core.log) : core.fetch;
   const externalUrl = cfg.external_url.replace(/\/$/, '');
   const g = cfg.google;
   const pageLimit = cfg.page_limit;
+  const jobs = jobsFor(dsyncTasks, core.queue);
   const lifecycle = createLifecycleService({
+    jobs,
     clock: core.clock,
     fetch,
     endpoint: cfg.webhook_url,
@@ -47,6 +53,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
   });
   const directories = createDirectoriesService({
     db: core.db,
+    changes: core.changes,
     clock: core.clock,
     ring: keyRing(core.config.secrets.system, 'dsync'),
     externalUrl,
@@ -73,6 +80,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     batchIntervalMs: cfg.webhook_batch_cron_interval,
     maxAttempts: cfg.webhook.max_attempts,
     now: () => core.clock.now(),
+    jobs,
   };
   const webhookLogs = createWebhookLogsService({
     db: core.db,
@@ -89,7 +97,7 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     externalUrl,
     pageLimit,
   });
-  const outbound = { db: core.db, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
+  const outbound = { db: core.db, jobs, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
   const batch = createBatchService({
     ...outbound,
     batchSize: cfg.webhook_batch_size,
@@ -115,13 +123,14 @@ export function createDsyncServices(core: Core, opts: DsyncOptions = {}) {
     delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),
     batch,
     lifecycle,
-    webhooks: createRetryService({ db: core.db, directories, batch }),
+    webhooks: createRetryService({ queueDb: core.queue.db, directories, batch }),
     google: createGoogleService({
       db: core.db,
+      jobs,
       clock: core.clock,
       log: core.log,
       directories,
-      fetch: core.fetch.dsync,
+      fetch: core.fetch,
       stateRing: keyRing(core.config.secrets.system, 'state'),
       clientId: g.client_id,
       clientSecret: g.client_secret,
@@ -148,23 +157,24 @@ export type DsyncServices = ReturnType<typeof createDsyncServices>;
 export interface Dsync {
   publicRouter: Router;
   adminRouter: Router;
-  /** Error families by path prefix, for the apps (see core/http/apps.ts). */
-  errorFamilies: typeof ERROR_FAMILIES;
+  /** Error renderers and their path prefixes, registered with the apps (see core/http/errors.ts). */
+  errorFamilies: ErrorFamilies;
   services: DsyncServices;
   /** A Jackson-style controller over these services (`callback`: Jackson's `dsync.callback`). */
   controller(opts?: Omit<ControllerOptions, 'log'>): DirectorySyncController;
 }
 
-export function createDsync(core: Core, opts: DsyncOptions = {}): Dsync {
+export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
   const services = createDsyncServices(core, opts);
+  const google = {
+    authorizePath: core.config.dsync.google.authorize_path,
+    callbackPath: core.config.dsync.google.callback_path,
+    secureCookies: cookiesSecure(core.config),
+  };
   return {
-    publicRouter: publicRouter(services, {
-      authorizePath: core.config.dsync.google.authorize_path,
-      callbackPath: core.config.dsync.google.callback_path,
-      secureCookies: core.config.serve.cookies.secure && !core.config.dev,
-    }),
+    publicRouter: publicRouter(services, google),
     adminRouter: adminRouter(services, core.config.dsync.api_keys),
-    errorFamilies: ERROR_FAMILIES,
+    errorFamilies: errorFamilies(google),
     services,
     controller: (o = {}) => createDirectorySyncController(services, { log: core.log, ...o }),
   };

@@ -4,17 +4,18 @@
  * gateway takes the second token of the header and looks it up in `JACKSON_API_KEYS`; here every
  * configured key is compared in constant time).
  */
-import { setActor } from '../core/observability/scope.ts';
+
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
-import type { ErrorFamily } from '../core/errors.ts';
+import type { ErrorFamilies } from '../core/http/errors.ts';
+import { setActor } from '../core/observability/scope.ts';
 import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
 import type { GoogleService } from './cloud/google/service.ts';
 import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
 import type { DirectoriesService } from './directories/service.ts';
-import { dsyncMessage } from './errors.ts';
+import { DSYNC_FAMILY, dsyncMessage, ERROR_RENDERERS, SCIM_FAMILY } from './errors.ts';
 import type { BatchService } from './events/batch.ts';
 import type { EventFeedService } from './events/feed.ts';
 import { eventRoutes, feedRoutes, webhookRoutes } from './events/handlers.ts';
@@ -23,11 +24,12 @@ import type { RetryService } from './events/retry.ts';
 import { groupRoutes } from './groups/handlers.ts';
 import type { GroupsService } from './groups/service.ts';
 import { SCIM_PREFIX, scimRoutes } from './scim/handlers.ts';
+import type { ScimService } from './scim/service.ts';
 import { SETUP_PREFIX, setupLinkAdminRoutes, setupLinkPublicRoutes } from './setup-link-handlers.ts';
 import type { SetupLinksService } from './setup-links.ts';
-import type { ScimService } from './scim/service.ts';
 import { userRoutes } from './users/handlers.ts';
 import type { UsersService } from './users/service.ts';
+import { authToken } from './v1-handlers.ts';
 
 export const V1_PREFIX = '/api/v1/dsync';
 
@@ -44,18 +46,27 @@ export interface DsyncRouteServices {
   setupLinks: SetupLinksService;
 }
 
-/** Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error). */
-export const ERROR_FAMILIES = {
-  public: [
-    { prefix: SCIM_PREFIX, family: 'scim' as ErrorFamily },
-    { prefix: SETUP_PREFIX, family: 'dsync' as ErrorFamily },
-  ],
-  admin: [{ prefix: V1_PREFIX, family: 'dsync' as ErrorFamily }],
-};
+/**
+ * Error shapes by path, set before body parsing (so a malformed SCIM body is a SCIM error): SCIM
+ * for identity providers, Jackson's `{error: {message}}` for the setup links, the Google
+ * authorization routes (listed first: exact paths) and the v1 API.
+ */
+export function errorFamilies(google: Pick<GoogleRouteOptions, 'authorizePath' | 'callbackPath'>): ErrorFamilies {
+  return {
+    public: [
+      { prefix: google.authorizePath, family: DSYNC_FAMILY },
+      { prefix: google.callbackPath, family: DSYNC_FAMILY },
+      { prefix: SCIM_PREFIX, family: SCIM_FAMILY },
+      { prefix: SETUP_PREFIX, family: DSYNC_FAMILY },
+    ],
+    admin: [{ prefix: V1_PREFIX, family: DSYNC_FAMILY }],
+    renderers: ERROR_RENDERERS,
+  };
+}
 
 export function apiKeyGuard(keys: readonly string[]) {
   return async (ctx: Context, next: Next) => {
-    const token = ctx.get('authorization').trim().split(/\s+/)[1] ?? '';
+    const token = authToken(ctx);
     let ok = false;
     // Compare with every key, without stopping early.
     for (const k of keys) ok = safeEqual(k, token) || ok;
@@ -67,21 +78,15 @@ export function apiKeyGuard(keys: readonly string[]) {
 
 export function publicRouter(s: DsyncRouteServices, google: GoogleRouteOptions): Router {
   const r = new Router();
-  r.use(async (ctx, next) => {
-    ctx.state.errorFamily = 'scim';
-    await next();
-  });
   scimRoutes(r, s);
   setupLinkPublicRoutes(r, s);
-  // The Google authorization routes set the `dsync` error family themselves.
   googlePublicRoutes(r, s, google);
   return r;
 }
 
 export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): Router {
   const r = new Router({ prefix: V1_PREFIX });
-  r.use(async (ctx, next) => {
-    ctx.state.errorFamily = 'dsync';
+  r.use(async (_ctx, next) => {
     try {
       await next();
     } catch (e) {

@@ -4,17 +4,11 @@
  * tenant's administrator uses with the link's token alone, on the public listener.
  */
 import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import type { SetupLinksService } from './setup-links.ts';
 import { allow, bodyObject, pageParams, param } from './v1-handlers.ts';
 
 export const SETUP_PREFIX = '/api/setup';
-
-/** On the public router (whose errors are SCIM's): these render as Jackson's `{error: {message}}`. */
-async function dsyncFamily(ctx: Context, next: Next) {
-  ctx.state.errorFamily = 'dsync';
-  await next();
-}
 
 export function setupLinkAdminRoutes(r: Router, s: { setupLinks: SetupLinksService }): void {
   /** POST /api/v1/dsync/setuplinks: 201 `{data: link}` (the existing link unless `regenerate`). */
@@ -48,29 +42,29 @@ export function setupLinkAdminRoutes(r: Router, s: { setupLinks: SetupLinksServi
 export function setupLinkPublicRoutes(r: Router, s: { setupLinks: SetupLinksService }): void {
   const setup = () => s.setupLinks.setup;
   const base = `${SETUP_PREFIX}/:token`;
-  r.get(base, dsyncFamily, async (ctx: Context) => {
+  r.get(base, async (ctx: Context) => {
     ctx.body = { data: await setup().describe(ctx.params.token) };
   });
   allow(r, base, ['GET']);
 
-  r.get(`${base}/directory-sync`, dsyncFamily, async (ctx: Context) => {
+  r.get(`${base}/directory-sync`, async (ctx: Context) => {
     ctx.body = { data: await setup().list(ctx.params.token) };
   });
-  r.post(`${base}/directory-sync`, dsyncFamily, async (ctx: Context) => {
+  r.post(`${base}/directory-sync`, async (ctx: Context) => {
     ctx.status = 201;
     ctx.body = { data: await setup().create(ctx.params.token, bodyObject(ctx)) };
   });
   allow(r, `${base}/directory-sync`, ['GET', 'POST']);
 
   const one = `${base}/directory-sync/:directoryId`;
-  r.get(one, dsyncFamily, async (ctx: Context) => {
+  r.get(one, async (ctx: Context) => {
     ctx.body = { data: await setup().get(ctx.params.token, ctx.params.directoryId) };
   });
-  r.patch(one, dsyncFamily, async (ctx: Context) => {
+  r.patch(one, async (ctx: Context) => {
     await setup().update(ctx.params.token, ctx.params.directoryId, bodyObject(ctx));
     ctx.body = { data: null };
   });
-  r.delete(one, dsyncFamily, async (ctx: Context) => {
+  r.delete(one, async (ctx: Context) => {
     await setup().remove(ctx.params.token, ctx.params.directoryId);
     ctx.body = { data: null };
   });

@@ -4,14 +4,18 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { firstValue } from '../core/http/params.ts';
 import { dsyncMessage } from './errors.ts';
 import type { PageParams } from './types.ts';
 
+/**
+ * Jackson's `extractAuthToken`: the second word of `Authorization`, whatever the scheme (`Bearer
+ * <scim secret>`, `Api-Key <key>`); an empty string when there is none.
+ */
+export const authToken = (ctx: Context): string => ctx.get('authorization').trim().split(/\s+/)[1] ?? '';
+
 /** The first value of a query parameter. */
-export function param(ctx: Context, name: string): string | undefined {
-  const v = ctx.query[name];
-  return Array.isArray(v) ? v[0] : v;
-}
+export const param = (ctx: Context, name: string): string | undefined => firstValue(ctx.query[name]);
 
 /** Jackson `parsePaginateApiParams`: `pageOffset|offset`, `pageLimit|limit` through parseInt, `pageToken`. */
 export function pageParams(ctx: Context): PageParams {

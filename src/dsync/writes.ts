@@ -21,8 +21,8 @@ import { mapDbError } from '../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../core/db/tx.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncError } from './errors.ts';
-import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from './events/service.ts';
 import { groupRecord } from './events/payload.ts';
+import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from './events/service.ts';
 import { resolveMemberships } from './scim/groups.ts';
 import * as groupStore from './store/groups.ts';
 import * as memberStore from './store/members.ts';
@@ -364,5 +364,3 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     },
   };
 }
-
-export type WritesService = ReturnType<typeof createWritesService>;

@@ -14,7 +14,7 @@
 import type { JWK } from 'jose';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
-import { SafeFetchError, type SafeFetch } from '../core/safe-fetch.ts';
+import { type SafeFetch, SafeFetchError } from '../core/safe-fetch.ts';
 import type { FlowClient } from './ports.ts';
 
 export class ClientKeysError extends Error {

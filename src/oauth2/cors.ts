@@ -9,7 +9,7 @@
  */
 import type { Context } from 'koa';
 import type { PerClientCors } from '../core/http/cors.ts';
-import { firstValue } from './guard.ts';
+import { bearerToken as bearerOf, firstValue } from '../core/http/params.ts';
 import type { ClientService } from './clients/service.ts';
 import { basicCredentials } from './token/client-auth.ts';
 import type { TokenLookup } from './token/lookup.ts';
@@ -29,8 +29,8 @@ const formBody = (ctx: Context): Record<string, unknown> | undefined =>
   ctx.is('application/x-www-form-urlencoded') ? (ctx.request.body as Record<string, unknown> | undefined) : undefined;
 
 function bearerToken(ctx: Context): string | undefined {
-  const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
-  if (m) return (m[1] as string).trim();
+  const bearer = bearerOf(ctx.get('authorization'));
+  if (bearer !== undefined) return bearer;
   return firstValue(formBody(ctx)?.access_token) || firstValue(ctx.query.access_token) || undefined;
 }
 

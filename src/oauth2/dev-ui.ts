@@ -10,16 +10,17 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import type { Config } from '../core/config/load.ts';
 import type { DevUser } from '../core/config/schema.ts';
+import { secretKey } from '../core/crypto/keys.ts';
 import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
-import { firstValue } from './guard.ts';
+import { firstValue } from '../core/http/params.ts';
+import type { OAuth2Config } from './deps.ts';
 
 type Kind = 'login' | 'consent' | 'logout' | 'device';
 
 interface AdminAnswer {
   status: number;
-  body: Record<string, any>;
+  body: Record<string, unknown>;
 }
 
 const CHALLENGE = {
@@ -79,16 +80,21 @@ ${main}
 `;
 }
 
-const clientLabel = (client: Record<string, any> | undefined) => {
-  const name = typeof client?.client_name === 'string' && client.client_name ? client.client_name : '';
-  const id = typeof client?.client_id === 'string' ? client.client_id : '';
+/** A JSON object's members, or none when the value is not an object. */
+const members = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
+
+const clientLabel = (client: unknown) => {
+  const c = members(client);
+  const name = typeof c.client_name === 'string' && c.client_name ? c.client_name : '';
+  const id = typeof c.client_id === 'string' ? c.client_id : '';
   return name ? `${e(name)} (<code>${e(id)}</code>)` : `<code>${e(id)}</code>`;
 };
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
 
 export interface DevUiOptions {
-  config: Config;
+  config: OAuth2Config;
   /** Fetch used for the admin API (default: the global fetch). */
   fetch?: typeof fetch;
 }
@@ -103,10 +109,16 @@ export function devUiRouter(o: DevUiOptions): Router {
   const rememberFor = Math.floor(cfg.ttl.authentication_session / 1000);
 
   const csrf = (kind: Kind, challenge: string) =>
-    createHmac('sha256', key).update(`${kind}\0${challenge}`).digest('base64url');
+    createHmac('sha256', secretKey(key)).update(`${kind}\0${challenge}`).digest('base64url');
   const csrfOk = (kind: Kind, challenge: string, token: string) => sameSecret(csrf(kind, challenge), token);
 
-  async function admin(method: 'GET' | 'PUT', kind: Kind, action: string, challenge: string, body?: unknown) {
+  async function admin(
+    method: 'GET' | 'PUT',
+    kind: Kind,
+    action: string,
+    challenge: string,
+    body?: unknown,
+  ): Promise<AdminAnswer> {
     const url = new URL(`admin/oauth2/auth/requests/${kind}${action}`, adminBase);
     url.searchParams.set(CHALLENGE[kind], challenge);
     let res: Response;
@@ -126,9 +138,9 @@ export function devUiRouter(o: DevUiOptions): Router {
       } satisfies AdminAnswer;
     }
     const text = await res.text();
-    let parsed: Record<string, any> = {};
+    let parsed: Record<string, unknown> = {};
     try {
-      parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
     } catch {
       parsed = {};
     }
@@ -136,9 +148,10 @@ export function devUiRouter(o: DevUiOptions): Router {
   }
 
   /** Form targets: this origin and the client's redirect URIs (browsers check form-action along redirects). */
-  const formTargets = (client: Record<string, any> | undefined) => {
+  const formTargets = (client: unknown) => {
     const out = publicOrigin ? [publicOrigin] : [];
-    for (const u of [...strings(client?.redirect_uris), ...strings(client?.post_logout_redirect_uris)]) {
+    const c = members(client);
+    for (const u of [...strings(c.redirect_uris), ...strings(c.post_logout_redirect_uris)]) {
       const s = cspSource(u);
       if (s) out.push(s);
     }
@@ -182,7 +195,7 @@ export function devUiRouter(o: DevUiOptions): Router {
     return Array.isArray(v) ? v.filter((x) => typeof x === 'string') : typeof v === 'string' ? [v] : [];
   };
 
-  function loginPage(ctx: Context, req: Record<string, any>, challenge: string, error?: string, subject = '') {
+  function loginPage(ctx: Context, req: Record<string, unknown>, challenge: string, error?: string, subject = '') {
     const main = `<p>${clientLabel(req.client)} asks you to sign in.</p>
 ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
 <form method="post" action="/dev/login">
@@ -245,7 +258,7 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
   });
 
   const claimsOf = (subject: string) => users.find((u) => u.subject === subject)?.claims ?? {};
-  const acceptConsent = (challenge: string, req: Record<string, any>, scopes: string[], remember: boolean) =>
+  const acceptConsent = (challenge: string, req: Record<string, unknown>, scopes: string[], remember: boolean) =>
     admin('PUT', 'consent', '/accept', challenge, {
       grant_scope: scopes,
       grant_access_token_audience: strings(req.requested_access_token_audience),
@@ -336,7 +349,7 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
   });
 
   /** The client named by `client_id` (if any, and if the admin API knows it), for the device page. */
-  async function knownClient(ctx: Context): Promise<Record<string, any> | undefined> {
+  async function knownClient(ctx: Context): Promise<Record<string, unknown> | undefined> {
     const id = firstValue(ctx.query.client_id) ?? field(ctx, 'client_id');
     if (!id) return undefined;
     try {
@@ -345,7 +358,7 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
         signal: AbortSignal.timeout(10_000),
       });
       if (res.status !== 200) return undefined;
-      return (await res.json()) as Record<string, any>;
+      return (await res.json()) as Record<string, unknown>;
     } catch {
       return undefined;
     }
@@ -355,7 +368,7 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
   function devicePage(
     ctx: Context,
     challenge: string,
-    client: Record<string, any> | undefined,
+    client: Record<string, unknown> | undefined,
     userCode: string,
     error?: { status: number; message: string },
   ) {

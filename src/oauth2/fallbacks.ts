@@ -5,8 +5,8 @@
  * `error_debug` from the query). Every value is HTML-escaped.
  */
 import type { Context } from 'koa';
-import { firstValue } from './guard.ts';
 import { escapeHtml, sendHtml } from '../core/http/html.ts';
+import { firstValue } from '../core/http/params.ts';
 
 const MISSING = 'The request could not be executed because a mandatory configuration key is missing or malformed';
 

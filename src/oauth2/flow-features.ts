@@ -4,37 +4,39 @@
  * introspection, revocation, sessions and logout. Routes are registered from src/oauth2/routes.ts.
  */
 import type { JWK } from 'jose';
-import type { Core } from '../container.ts';
 import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
-import { createClientOutbound } from './client-keys.ts';
+import { jobsFor } from '../core/jobs/registry.ts';
 import { createAuthorizeService } from './authorize/service.ts';
-import { createFlowCodec } from './flows/challenge.ts';
-import { createFlowCookies } from './flows/cookies.ts';
-import { createFlowsService } from './flows/service.ts';
-import type { KeyProvider } from './jwk/provider.ts';
+import { createClientOutbound } from './client-keys.ts';
 import { type Client, LIFESPAN_FIELDS, type StoredClient } from './clients/model.ts';
 import { renderClient } from './clients/schemas.ts';
 import type { ClientService } from './clients/service.ts';
-import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
-import { createSessionCodec } from './session-data.ts';
-import { createSessionsService } from './sessions/service.ts';
-import { appendPath, tokenEndpoint } from './discovery/service.ts';
-import { createTokenHook } from './token/hook.ts';
-import { createTokenIssuer } from './token/issue.ts';
-import { createTokenService } from './token/service.ts';
-import { createUserinfoService } from './userinfo/service.ts';
-import { createIntrospectionService } from './introspect/service.ts';
-import { createRevocationService } from './revoke/service.ts';
-import { createTokenLookup } from './token/lookup.ts';
-import type { TrustService } from './trust/service.ts';
-import { createLogoutChannels } from './logout/channels.ts';
-import { createLogoutCodec } from './logout/challenge.ts';
-import { createLogoutService } from './logout/service.ts';
-import { createUserCodes } from './device/codes.ts';
 import { createVcNonces } from './credentials/nonce.ts';
 import { createCredentialsService } from './credentials/service.ts';
+import type { OAuth2Deps } from './deps.ts';
+import { createUserCodes } from './device/codes.ts';
 import { createDeviceService } from './device/service.ts';
+import { appendPath, tokenEndpoint } from './discovery/service.ts';
+import { createFlowCodec } from './flows/challenge.ts';
+import { createFlowCookies } from './flows/cookies.ts';
+import { createFlowsService } from './flows/service.ts';
+import { createIntrospectionService } from './introspect/service.ts';
+import type { KeyProvider } from './jwk/provider.ts';
+import { createLogoutCodec } from './logout/challenge.ts';
+import { createLogoutChannels } from './logout/channels.ts';
+import { createLogoutService } from './logout/service.ts';
+import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
+import { createRevocationService } from './revoke/service.ts';
+import { createSessionCodec } from './session-data.ts';
+import { createSessionsService } from './sessions/service.ts';
+import { oauth2Tasks } from './tasks.ts';
+import { createTokenHook } from './token/hook.ts';
+import { createTokenIssuer } from './token/issue.ts';
+import { createTokenLookup } from './token/lookup.ts';
+import { createTokenService } from './token/service.ts';
+import type { TrustService } from './trust/service.ts';
+import { createUserinfoService } from './userinfo/service.ts';
 
 export function keyPortOf(provider: KeyProvider): KeyPort {
   return {
@@ -43,21 +45,24 @@ export function keyPortOf(provider: KeyProvider): KeyPort {
   };
 }
 
-export function createFlowFeatures(core: Core, deps: { clients: ClientPort; keys: KeyPort; trust: TrustService }) {
+export function createFlowFeatures(
+  core: OAuth2Deps,
+  deps: { clients: ClientPort; keys: KeyPort; trust: TrustService },
+) {
   const { config, clock, db } = core;
   const now = () => clock.now();
   const { clients, keys } = deps;
   const codec = createFlowCodec(keyRing(config.secrets.system, 'flow'), config.ttl.login_consent_request, now);
   const cookies = createFlowCookies(config, keyRing(cookieSecrets(config), 'cookie'), now);
   const sessions = createSessionCodec(keyRing(config.secrets.system, 'session'), config.oauth2.session.encrypt_at_rest);
-  const hook = createTokenHook({ hook: config.oauth2.token_hook, fetch: core.fetch.oauth2, log: core.log });
+  const hook = createTokenHook({ hook: config.oauth2.token_hook, fetch: core.fetch, log: core.log });
   const vcNonces = createVcNonces(keyRing(config.secrets.system, 'flow'), config.ttl.vc_nonce, now);
   const issuer = createTokenIssuer({ config, clock, keys, sessions, hook, vcNonces });
 
   const flows = createFlowsService({ db, clock, codec, clients });
   const outbound = createClientOutbound({
-    fetch: core.fetch.oauth2,
-    fetchDynamic: core.fetch.oauth2Dynamic,
+    fetch: core.fetch,
+    fetchDynamic: core.fetchDynamic,
     clock,
     log: core.log,
     ttlMs: config.oauth2.client_jwks.cache_ttl,
@@ -84,17 +89,18 @@ export function createFlowFeatures(core: Core, deps: { clients: ClientPort; keys
   });
   const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
-  const lookup = createTokenLookup({ config, clock, db, keys });
+  const lookup = createTokenLookup({ config, clock, db, keys, changes: core.changes });
   const introspection = createIntrospectionService({ config, clock, lookup, sessions });
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
   const log = core.log;
   const channels = createLogoutChannels({
+    jobs: jobsFor(oauth2Tasks, core.queue),
     config,
     clock,
     keys,
     clients,
-    fetch: core.fetch.oauth2,
-    fetchDynamic: core.fetch.oauth2Dynamic,
+    fetch: core.fetch,
+    fetchDynamic: core.fetchDynamic,
     log,
   });
   const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });

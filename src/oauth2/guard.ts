@@ -11,9 +11,3 @@ export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, what 
     hint: `Unable to decode ${what} because: ${issue?.message ?? 'invalid input'}${where}.`,
   });
 }
-
-/** The first value of a query parameter (repeated parameters: the first wins, as Go's Get). */
-export function firstValue(v: unknown): string | undefined {
-  if (Array.isArray(v)) return typeof v[0] === 'string' ? v[0] : undefined;
-  return typeof v === 'string' ? v : undefined;
-}

@@ -2,38 +2,43 @@
  * The OAuth 2.0 / OpenID Connect domain (Hydra-compatible). `createOAuth2` wires its services and
  * returns the routers for the public and admin listeners. No I/O happens here.
  */
+
 import Router from '@koa/router';
-import type { Core } from '../container.ts';
-import { type DiscoveryService, createDiscoveryService } from './discovery/service.ts';
+import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
+import type { PerClientCors } from '../core/http/cors.ts';
+import type { ErrorFamilies } from '../core/http/errors.ts';
+import { jobsFor } from '../core/jobs/registry.ts';
+import { authorizeHandlers } from './authorize/handlers.ts';
+import { clientHandlers } from './clients/handlers.ts';
+import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
+import { registrationHandlers } from './clients/registration-handlers.ts';
+import { type ClientService, createClientService } from './clients/service.ts';
+import { createPerClientCors } from './cors.ts';
+import { credentialHandlers } from './credentials/handlers.ts';
+import type { OAuth2Deps } from './deps.ts';
+import { deviceHandlers } from './device/handlers.ts';
 import { discoveryHandlers } from './discovery/handlers.ts';
+import { createDiscoveryService, type DiscoveryService } from './discovery/service.ts';
+import { fallbackHandlers } from './fallbacks.ts';
+import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
+import { flowHandlers } from './flows/handlers.ts';
+import { introspectionHandlers } from './introspect/handlers.ts';
+import { createJanitor, type Janitor } from './janitor/service.ts';
 import { TtlLru } from './jwk/cache.ts';
 import { jwkHandlers } from './jwk/handlers.ts';
 import type { Jwk } from './jwk/keys.ts';
 import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
 import { createKeySealer } from './jwk/sealed.ts';
 import { createJwkService, type JwkService } from './jwk/service.ts';
-import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
-import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
-import { clientHandlers } from './clients/handlers.ts';
-import { registrationHandlers } from './clients/registration-handlers.ts';
-import { type ClientService, createClientService } from './clients/service.ts';
-import { clientPortOf, createFlowFeatures, type FlowFeatures, keyPortOf } from './flow-features.ts';
-import { trustHandlers } from './trust/handlers.ts';
-import { createTrustService, type TrustService } from './trust/service.ts';
-import { createJanitor, type Janitor } from './janitor/service.ts';
-import type { PerClientCors } from '../core/http/cors.ts';
-import { createPerClientCors } from './cors.ts';
-import { authorizeHandlers } from './authorize/handlers.ts';
-import { credentialHandlers } from './credentials/handlers.ts';
-import { deviceHandlers } from './device/handlers.ts';
-import { fallbackHandlers } from './fallbacks.ts';
-import { flowHandlers } from './flows/handlers.ts';
-import { introspectionHandlers } from './introspect/handlers.ts';
 import { logoutHandlers } from './logout/handlers.ts';
+import { OAUTH2_ERROR_FAMILIES } from './oauth-errors.ts';
 import { revocationHandlers } from './revoke/handlers.ts';
 import { mountOAuth2Routes } from './routes.ts';
 import { sessionHandlers } from './sessions/handlers.ts';
+import { oauth2Tasks } from './tasks.ts';
 import { tokenHandlers } from './token/handlers.ts';
+import { trustHandlers } from './trust/handlers.ts';
+import { createTrustService, type TrustService } from './trust/service.ts';
 import { userinfoHandlers } from './userinfo/handlers.ts';
 
 export interface OAuth2 {
@@ -55,22 +60,21 @@ export interface OAuth2 {
   janitor: Janitor;
   /** `allowed_cors_origins` of the client behind a request (the public listener's CORS). */
   cors: PerClientCors;
+  /** Error renderers and their path prefixes, registered with the apps (see core/http/errors.ts). */
+  errorFamilies: ErrorFamilies;
 }
 
-export function createOAuth2(core: Core): OAuth2 {
+export function createOAuth2(core: OAuth2Deps): OAuth2 {
   const publicRouter = new Router();
   const adminRouter = new Router();
   const { config, clock } = core;
-  const nid = DEFAULT_NETWORK_ID;
-
-  const sealer = createKeySealer(config.secrets.system, nid);
+  const sealer = createKeySealer(config.secrets.system, DEFAULT_NETWORK_ID);
   const cacheCfg = config.db.jwk_cache;
   const cache = cacheCfg.enabled
     ? new TtlLru<Jwk[]>({ maxWeight: cacheCfg.size, ttlMs: cacheCfg.ttl, clock })
     : undefined;
   const keys = createKeyProvider({
     db: core.db,
-    nid,
     sealer,
     clock,
     log: core.log,
@@ -78,18 +82,18 @@ export function createOAuth2(core: Core): OAuth2 {
     changes: core.changes,
     broadcastSets: config.webfinger.jwks.broadcast_keys,
   });
-  const jwks = createJwkService({ db: core.db, nid, sealer, clock, provider: keys });
+  const jwks = createJwkService({ db: core.db, sealer, clock, provider: keys });
   const discovery = createDiscoveryService(config, keys);
 
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
-  const trust = createTrustService({ db: core.db, clock, config, nid, sealer });
+  const trust = createTrustService({ db: core.db, clock, config, sealer });
   const flows = createFlowFeatures(core, {
     clients: clientPortOf(clients),
     keys: keyPortOf(keys),
     trust,
   });
-  const janitor = createJanitor({ db: core.db, clock, log: core.log, config });
+  const janitor = createJanitor({ db: core.db, jobs: jobsFor(oauth2Tasks, core.queue), clock, log: core.log, config });
   const dcr = registrationHandlers(registration);
   const gate = dcr.requireDynamicRegistration;
   const f = flows;
@@ -118,5 +122,18 @@ export function createOAuth2(core: Core): OAuth2 {
     },
   );
   const cors = createPerClientCors({ clients, lookup: flows.lookup, now: () => clock.now() });
-  return { publicRouter, adminRouter, keys, jwks, discovery, clients, registration, flows, trust, janitor, cors };
+  return {
+    publicRouter,
+    adminRouter,
+    keys,
+    jwks,
+    discovery,
+    clients,
+    registration,
+    flows,
+    trust,
+    janitor,
+    cors,
+    errorFamilies: OAUTH2_ERROR_FAMILIES,
+  };
 }

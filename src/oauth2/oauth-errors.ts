@@ -3,6 +3,7 @@
  * a new AppError: a hint, debug text or header given for one request is never seen by another.
  */
 import { AppError } from '../core/errors.ts';
+import type { ErrorFamilies } from '../core/http/errors.ts';
 
 const CATALOGUE = {
   invalid_request: [
@@ -69,6 +70,27 @@ export interface OAuth2ErrorExtra {
   cause?: unknown;
 }
 
+/** The error family of RFC 6749 errors (rendered in the default `{error, error_description}` shape). */
+export const OAUTH2_FAMILY = 'oauth2';
+
+/**
+ * The family's registration with the apps: the public `/oauth2/…` and `/userinfo` endpoints answer
+ * a value PostgreSQL refuses (a NUL byte, a number out of range) with `invalid_request`.
+ */
+export const OAUTH2_ERROR_FAMILIES: ErrorFamilies = {
+  public: [
+    { prefix: '/oauth2', family: OAUTH2_FAMILY },
+    { prefix: '/userinfo', family: OAUTH2_FAMILY },
+  ],
+  admin: [],
+  renderers: {
+    [OAUTH2_FAMILY]: {
+      invalidValue: () =>
+        oauth2Error('invalid_request', { hint: 'A parameter contains a value that cannot be stored.' }),
+    },
+  },
+};
+
 /** A fresh RFC 6749 error rendered as `{error, error_description}` (hint appended). */
 export function oauth2Error(code: OAuth2ErrorCode, extra: OAuth2ErrorExtra = {}): AppError {
   const [status, description] = CATALOGUE[code];
@@ -76,7 +98,7 @@ export function oauth2Error(code: OAuth2ErrorCode, extra: OAuth2ErrorExtra = {})
     status: extra.status ?? status,
     code,
     description,
-    family: 'oauth2',
+    family: OAUTH2_FAMILY,
     ...(extra.hint !== undefined ? { hint: extra.hint } : {}),
     ...(extra.debug !== undefined ? { debug: extra.debug } : {}),
     ...(extra.headers ? { headers: extra.headers } : {}),
@@ -96,7 +118,7 @@ export function deniedError(e: {
     status: e.status_code || 400,
     code: e.error || 'request_denied',
     description: e.error_description,
-    family: 'oauth2',
+    family: OAUTH2_FAMILY,
     ...(e.error_hint ? { hint: e.error_hint } : {}),
     ...(e.error_debug ? { debug: e.error_debug } : {}),
   });

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { loadConfig } from '../../src/core/config/load.ts';
 import { createContainer } from '../../src/container.ts';
+import { loadConfig } from '../../src/core/config/load.ts';
 import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
 import { createLogger } from '../../src/core/log.ts';
 import { serve } from '../../src/server.ts';

@@ -5,14 +5,15 @@
  * shared machine hits every mode alike. Prints the median req/s of each mode and its ratio to "off".
  * Bounded: ROUNDS (default 4) × 3 modes × 2 paths × SECONDS (default 3).
  */
-import autocannon from 'autocannon';
-import { configureAudit } from '../../src/core/audit/events.ts';
-import { configureMetrics } from '../../src/core/observability/metrics.ts';
+
 import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
 import pg from 'pg';
-import { loadConfig } from '../../src/core/config/load.ts';
 import { createContainer } from '../../src/container.ts';
+import { configureAudit } from '../../src/core/audit/events.ts';
+import { loadConfig } from '../../src/core/config/load.ts';
 import { createLogger } from '../../src/core/log.ts';
+import { configureMetrics } from '../../src/core/observability/metrics.ts';
 import { serve } from '../../src/server.ts';
 import { OBS_API_KEY, OBS_MODES, scimRequests, tokenRequests } from './scenarios/observability.ts';
 import type { BenchRequest } from './types.ts';

@@ -1,8 +1,7 @@
 /** Child processes of the benchmark (gatehouse and the peers), each with an IPC channel for stats. */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 
 export interface Stats {
   rss: number;

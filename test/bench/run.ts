@@ -12,12 +12,12 @@
  *   npm run bench -- --smoke             # CI: each gatehouse scenario once for 1 s, no peers
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from '../../src/core/db/embedded.ts';
-import { type Proc, startGatehouse, startPeer } from './proc.ts';
+import { type Proc, type Stats, startGatehouse, startPeer } from './proc.ts';
 import type { BenchRequest, PeerKind, Scenario, Side } from './types.ts';
 
 const args = process.argv.slice(2);
@@ -30,6 +30,7 @@ const WARMUP_SECONDS = SMOKE ? 0 : Math.min(2, SECONDS);
 const OUT = process.env.BENCH_OUT ?? 'bench-results.json';
 
 const cleanups: Array<() => Promise<void>> = [];
+const loadAtStart = loadavg()[0] as number;
 async function loadScenarios(): Promise<Scenario[]> {
   const dir = join(import.meta.dirname, 'scenarios');
   const out: Scenario[] = [];
@@ -73,8 +74,32 @@ const say = (s: string) => {
   else process.stderr.write(`${s}\n`);
 };
 
-async function fire(p: Proc, url: string, reqs: BenchRequest[], seconds: number, connections: number): Promise<Run> {
+const pct = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] as number) : Number.NaN;
+};
+
+async function fire(
+  p: Proc,
+  side: Side,
+  reqs: BenchRequest[],
+  seconds: number,
+  connections: number,
+  warmup = false,
+): Promise<Run> {
   const before = await p.stats();
+  if (side.drive) {
+    const d = await side.drive(p, { seconds, connections, warmup });
+    return runOf(p, before, await p.stats(), {
+      rps: d.units / (d.elapsedMs / 1000),
+      p50: pct(d.latencies, 0.5),
+      p99: pct(d.latencies, 0.99),
+      total: d.units,
+      errors: d.errors,
+      non2xx: 0,
+    });
+  }
+  const url = side.url(p);
   let n = 0;
   const r = await autocannon({
     url,
@@ -90,15 +115,30 @@ async function fire(p: Proc, url: string, reqs: BenchRequest[], seconds: number,
         : {}),
     })),
   });
-  const after = await p.stats();
-  const total = r.requests.total;
-  return {
+  return runOf(p, before, await p.stats(), {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
-    requests: total,
+    total: r.requests.total,
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
+  });
+}
+
+function runOf(
+  p: Proc,
+  before: Stats,
+  after: Stats,
+  m: { rps: number; p50: number; p99: number; total: number; errors: number; non2xx: number },
+): Run {
+  const total = m.total;
+  return {
+    rps: m.rps,
+    p50: m.p50,
+    p99: m.p99,
+    requests: total,
+    errors: m.errors,
+    non2xx: m.non2xx,
     rssMb: Math.round(after.rss / 1048576),
     sqlPerRequest: p.kind === 'oidc-provider' || !total ? undefined : (after.queries - before.queries) / total,
     statements: Object.fromEntries(
@@ -173,7 +213,7 @@ try {
     if (WARMUP_SECONDS) {
       for (const x of sides) {
         say(`${label}: warm-up ${x.who}`);
-        await fire(x.p, x.side.url(x.p), x.reqs, WARMUP_SECONDS, conns);
+        await fire(x.p, x.side, x.reqs, WARMUP_SECONDS, conns, true);
       }
     }
     const row: Row = { scenario: s.name, connections: conns, gatehouse: [], ratios: [], reports: {} };
@@ -184,7 +224,7 @@ try {
       const got: Record<string, Run> = {};
       for (const x of order) {
         say(`${label}: round ${round}/${ROUNDS} ${x.who}`);
-        got[x.who] = await fire(x.p, x.side.url(x.p), x.reqs, SECONDS, conns);
+        got[x.who] = await fire(x.p, x.side, x.reqs, SECONDS, conns);
       }
       row.gatehouse.push(got.gatehouse as Run);
       if (row.peer) {
@@ -255,7 +295,21 @@ for (const r of rows) {
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(
   OUT,
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, rounds: ROUNDS, seconds: SECONDS, smoke: SMOKE, rows }, null, 2)}\n`,
+  `${JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      node: process.version,
+      rounds: ROUNDS,
+      seconds: SECONDS,
+      smoke: SMOKE,
+      // The machine's conditions: CPUs and the 1-minute load average when the run started and ended.
+      cpus: availableParallelism(),
+      load: [loadAtStart, loadavg()[0]].map((x) => Math.round((x as number) * 10) / 10),
+      rows,
+    },
+    null,
+    2,
+  )}\n`,
 );
 if (failed) {
   process.stderr.write('some gatehouse scenario answered errors or non-2xx, or served nothing\n');

@@ -15,8 +15,26 @@ export interface Side<P extends Proc = Proc> {
   url(p: P): string;
   /** Prepares data (through the process's own API) and returns the requests; checks that one works. */
   setup(p: P): Promise<BenchRequest[]>;
+  /**
+   * Instead of autocannon: runs `connections` concurrent loops of a multi-request unit of work (a
+   * whole authorization-code flow, a revocation) for about `seconds` and returns what it measured;
+   * "requests" are then those units (req/s, latencies and SQL statements are per unit). `warmup`:
+   * the run before the measured rounds (a one-shot unit may do less then).
+   */
+  drive?(p: P, o: { seconds: number; connections: number; warmup: boolean }): Promise<DriveResult>;
   /** Optional end-to-end figures measured after the load (e.g. webhook deliveries). */
   report?(p: P): Promise<Record<string, number | string>>;
+}
+
+export interface DriveResult {
+  /** Units of work completed. */
+  units: number;
+  /** Units that failed (an unexpected status on any step). */
+  errors: number;
+  /** Latency of each completed unit, ms. */
+  latencies: number[];
+  /** Wall time of the run, ms. */
+  elapsedMs: number;
 }
 
 export type PeerKind = 'oidc-provider' | 'jackson';

@@ -4,15 +4,14 @@
  */
 import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
-import type { TaskList } from 'graphile-worker';
-import type { Runner } from 'graphile-worker';
+import type { Runner, TaskList } from 'graphile-worker';
+import { type Container, createContainer } from '../../src/container.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { loadConfig } from '../../src/core/config/load.ts';
-import { type Container, createContainer } from '../../src/container.ts';
 import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
 import { createLogger, type Logger } from '../../src/core/log.ts';
 import type { Resolver, SafeFetchOptions } from '../../src/core/safe-fetch.ts';
-import { serve, type Serving } from '../../src/server.ts';
+import { type Serving, serve } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export const TEST_SECRET = 'test-system-secret-0123456789abcdef';

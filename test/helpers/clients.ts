@@ -1,5 +1,6 @@
 /** Helpers for the OAuth 2.0 client tests: the official Hydra SDK and raw JSON calls. */
 import { Configuration, OAuth2Api, OidcApi } from '@ory/hydra-client';
+import type { JsonBody } from './json.ts';
 
 export const adminApi = (adminUrl: string) => new OAuth2Api(new Configuration({ basePath: adminUrl }));
 export const oidcApi = (publicUrl: string) => new OidcApi(new Configuration({ basePath: publicUrl }));
@@ -7,7 +8,7 @@ export const oidcApi = (publicUrl: string) => new OidcApi(new Configuration({ ba
 export interface JsonResponse {
   status: number;
   headers: Headers;
-  body: any;
+  body: JsonBody;
 }
 
 /** A raw JSON request (exact wire checks). `body` is sent as JSON unless it is already a string. */

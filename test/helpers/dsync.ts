@@ -3,9 +3,11 @@
  * directory (path and bearer secret from the directory record, as an identity provider gets them),
  * and direct reads of what is stored.
  */
+import type { ControllerOptions, Controllers } from 'gatehouse';
 import { sql } from 'kysely';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
-import { startTestServer, type TestServer, type TestServerOptions } from './apps.ts';
+import { startTestServer, TEST_SECRET, type TestServer, type TestServerOptions } from './apps.ts';
+import type { JsonBody } from './json.ts';
 
 export const API_KEY = 'test-dsync-api-key-0123456789';
 
@@ -17,7 +19,20 @@ export function startDsyncServer(
   return startTestServer({ ...opts, overrides: { 'dsync.api_keys': [API_KEY], ...overrides } });
 }
 
-export interface Reply<T = any> {
+/** The library's controllers (`controllers()`) on a test server's database, with its encryption key. */
+export async function libraryOn(s: TestServer, options: Partial<ControllerOptions> = {}): Promise<Controllers> {
+  const { controllers } = await import('gatehouse');
+  return controllers({
+    externalUrl: 'https://x.example',
+    db: { engine: 'sql', url: s.database.url, encryptionKey: TEST_SECRET },
+    ...options,
+  });
+}
+
+/** The members of an event as the events API lists it and a webhook delivers it, in Jackson's order. */
+export const EVENT_KEYS = ['event', 'tenant', 'product', 'directory_id', 'data', 'id', 'seq', 'created_at'];
+
+export interface Reply<T = JsonBody> {
   status: number;
   body: T;
   headers: Headers;

@@ -5,8 +5,8 @@
  * wrote it, and SIGKILL bookkeeping.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { CLI } from './cli.ts';
 import { freePort, TEST_SECRET } from './apps.ts';
+import { CLI } from './cli.ts';
 
 export interface Proc {
   /** `web0`, `worker2`, … plus a generation number: `worker2#1` is the first restart. */

@@ -5,8 +5,9 @@
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { expect, vi } from 'vitest';
+import { beforeEach, expect, vi } from 'vitest';
 import type { TestServer } from './apps.ts';
+import type { JsonBody } from './json.ts';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 0);
 // A long run (FUZZ_RUNS) is bounded by its count only: lift the per-test timeout of the files that fuzz.
@@ -102,6 +103,29 @@ export async function storedFingerprint(s: TestServer, excluded: string[] = ['au
   return r.rows[0]?.f ?? '';
 }
 
+/** A value that never equals a real identifier or secret (and so can never succeed). */
+export const wrong = junk.map((v) => `zz${v}`);
+
+/**
+ * Registers, for the calling test file, a snapshot of the stored state at the start of each test
+ * (a failure in one test does not cascade into the next). `unchanged(what)` fails when a request
+ * changed it; `rebase()` takes the current state as the reference after a request allowed to change it.
+ */
+export function watchStoredState(server: () => TestServer) {
+  let before = '';
+  beforeEach(async () => {
+    before = await storedFingerprint(server());
+  });
+  return {
+    unchanged: async (what: string) => {
+      expect(await storedFingerprint(server()), `stored state changed after ${what}`).toBe(before);
+    },
+    rebase: async () => {
+      before = await storedFingerprint(server());
+    },
+  };
+}
+
 export type Family = 'hydra' | 'scim' | 'dsync';
 
 export interface Answer {
@@ -126,7 +150,7 @@ export function expectErrorBody(a: Answer, family: Family, label: string) {
   expect(a.status, `${label} → ${a.status} ${a.text.slice(0, 300)}`).toBeGreaterThanOrEqual(400);
   expect(a.status, `${label} → ${a.status} ${a.text.slice(0, 300)}`).toBeLessThan(500);
   expectNoLeak(a, label);
-  const body = JSON.parse(a.text) as any;
+  const body: JsonBody = JSON.parse(a.text);
   if (family === 'scim') {
     expect(a.headers.get('content-type'), label).toMatch(/^application\/scim\+json/);
     expect(body.schemas, label).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);

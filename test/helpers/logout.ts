@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { sql } from 'kysely';
 import type { TestServer } from './apps.ts';
-import { adminApi, type Browser, type CreatedClient, exchangeCode, param, runFlow, codeFlowUrl } from './oauth2.ts';
+import { adminApi, type Browser, type CreatedClient, codeFlowUrl, exchangeCode, param, runFlow } from './oauth2.ts';
 
 /** A remembered login of `subject` for `client` (skipping the login UI when the browser has a session). */
 export async function rememberedLogin(

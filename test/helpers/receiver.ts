@@ -6,13 +6,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { JsonBody } from './json.ts';
 
 export interface ReceivedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
   raw: string;
-  body: any;
+  body: JsonBody;
   /** ms since epoch, when the body was complete */
   at: number;
   /** the status answered (undefined while held or when the connection died first) */

@@ -8,6 +8,7 @@ import type { DirectorySyncController } from '../../src/dsync/controller.ts';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../src/dsync/types.ts';
 import type { TestServer } from './apps.ts';
 import { scimClient, withStoredEvents } from './dsync.ts';
+import type { JsonBody } from './json.ts';
 
 export interface Step {
   name: string;
@@ -22,7 +23,7 @@ export interface Step {
   match?: unknown;
   /** the event types this step produces, in order */
   events?: string[];
-  check?: (body: any, ids: Record<string, string>, events: DirectorySyncEvent[]) => void;
+  check?: (body: JsonBody, ids: Record<string, string>, events: DirectorySyncEvent[]) => void;
 }
 
 export interface Scenario {
@@ -36,7 +37,7 @@ export type Transport = (
   method: string,
   path: string,
   body: unknown,
-) => Promise<{ status: number; body: any; events: DirectorySyncEvent[] }>;
+) => Promise<{ status: number; body: JsonBody; events: DirectorySyncEvent[] }>;
 
 export function substitute<T>(v: T, ids: Record<string, string>): T {
   if (typeof v === 'string') return v.replace(/\{(\w+)\}/g, (m, k) => ids[k] ?? m) as T;

@@ -1,10 +1,10 @@
 /** A self-signed certificate for a loopback https server (openssl is on every Debian machine). */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface TlsPair {
   key: string;

@@ -3,17 +3,18 @@
  * flow and returns the tokens.
  */
 import type { TestServer } from './apps.ts';
-import { Browser, type CreatedClient, exchangeCode, type FlowScript, param, runFlow, codeFlowUrl } from './oauth2.ts';
+import type { JsonBody } from './json.ts';
+import { Browser, type CreatedClient, codeFlowUrl, exchangeCode, type FlowScript, param, runFlow } from './oauth2.ts';
 
 export interface Reply {
   status: number;
-  body: Record<string, any>;
+  body: Record<string, JsonBody>;
   res: Response;
 }
 
 async function reply(res: Response): Promise<Reply> {
   const text = await res.text();
-  let body: Record<string, any> = {};
+  let body: Record<string, JsonBody> = {};
   try {
     body = text ? JSON.parse(text) : {};
   } catch {

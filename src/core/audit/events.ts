@@ -11,7 +11,8 @@
  * is recorded anywhere, so no secret, token or IP address ends up in an audit event.
  */
 import { trace } from '@opentelemetry/api';
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
+import type { AuditEventsTable } from '../db/schema.ts';
 import type { Executor } from '../db/tx.ts';
 import { sanitizeLogValue } from '../log.ts';
 import { metrics } from '../observability/metrics.ts';
@@ -71,17 +72,8 @@ export function configureAudit(o: { enabled: boolean }): void {
 
 export const auditEnabled = (): boolean => enabled;
 
-export interface AuditRow {
-  type: AuditType;
-  actor_kind: string;
-  actor_id: string;
-  target_kind: string;
-  target_id: string;
-  outcome: string;
-  request_id: string;
-  trace_id: string;
-  details: Record<string, unknown>;
-}
+/** The columns of an `audit_events` row that `audit()` writes (the database adds id and time). */
+export type AuditRow = Omit<Selectable<AuditEventsTable>, 'id' | 'time' | 'type'> & { type: AuditType };
 
 /** The event as it is recorded: scope filled in, sanitised. */
 export function auditRow(e: AuditEvent): AuditRow {
@@ -107,11 +99,14 @@ export function auditRow(e: AuditEvent): AuditRow {
 
 /** Records one audit event (span event always; row in `exec`'s transaction when enabled). */
 export async function audit(exec: Executor, e: AuditEvent): Promise<void> {
-  const row = auditRow(e);
-  metrics.auditEvents.inc({ type: row.type });
+  metrics.auditEvents.inc({ type: e.type });
   const span = trace.getActiveSpan();
-  if (span?.isRecording()) {
-    span.addEvent(`audit ${row.type}`, {
+  const recording = span?.isRecording() ?? false;
+  // The row (scope, sanitising) is built only when something records it.
+  if (!recording && !enabled) return;
+  const row = auditRow(e);
+  if (recording) {
+    span?.addEvent(`audit ${row.type}`, {
       'audit.type': row.type,
       'audit.actor.kind': row.actor_kind,
       'audit.actor.id': row.actor_id,

@@ -12,6 +12,7 @@ import { paginationSecrets } from '../config/load.ts';
 import { keyRing } from '../crypto/keys.ts';
 import type { Db } from '../db/tx.ts';
 import { AppError, HERODOT } from '../errors.ts';
+import { firstValue } from '../http/params.ts';
 import { keysetPage, linkHeader, parsePageQuery } from '../pagination.ts';
 import { AUDIT_TYPES } from './events.ts';
 import { listAuditEvents, type StoredAuditEvent } from './store.ts';
@@ -20,7 +21,6 @@ const PAGE_KIND = 'audit-events';
 
 const bad = (description: string) => new AppError({ status: 400, code: HERODOT.badRequest, description });
 
-const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 const many = (v: string | string[] | undefined): string[] =>
   (Array.isArray(v) ? v : v ? [v] : [])
     .flatMap((s) => s.split(','))
@@ -56,17 +56,17 @@ export function auditRouter(o: { db: Db; config: Config; now: () => Date }): Rou
     const types = many(q.type);
     const unknown = types.find((t) => !(AUDIT_TYPES as readonly string[]).includes(t));
     if (unknown) throw bad(`Unknown audit event type '${unknown}'.`);
-    const since = time('since', one(q.since));
-    const until = time('until', one(q.until));
+    const since = time('since', firstValue(q.since));
+    const until = time('until', firstValue(q.until));
     const now = o.now();
     const page = await parsePageQuery(q, ring(), PAGE_KIND, now);
     const beforeId = page.after ? Number(page.after.id) : undefined;
     const rows = await listAuditEvents(o.db, {
       types,
-      ...(one(q.actor) !== undefined ? { actor: one(q.actor) as string } : {}),
-      ...(one(q.actor_kind) !== undefined ? { actorKind: one(q.actor_kind) as string } : {}),
-      ...(one(q.target) !== undefined ? { target: one(q.target) as string } : {}),
-      ...(one(q.target_kind) !== undefined ? { targetKind: one(q.target_kind) as string } : {}),
+      ...(firstValue(q.actor) !== undefined ? { actor: firstValue(q.actor) as string } : {}),
+      ...(firstValue(q.actor_kind) !== undefined ? { actorKind: firstValue(q.actor_kind) as string } : {}),
+      ...(firstValue(q.target) !== undefined ? { target: firstValue(q.target) as string } : {}),
+      ...(firstValue(q.target_kind) !== undefined ? { targetKind: firstValue(q.target_kind) as string } : {}),
       ...(since ? { since } : {}),
       ...(until ? { until } : {}),
       ...(beforeId !== undefined && Number.isFinite(beforeId) ? { beforeId } : {}),

@@ -1,5 +1,7 @@
 /** Reading and purging `audit_events` (writing is `audit()` in events.ts, inside the caller's transaction). */
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
+import { engineOf } from '../db/engine.ts';
+import type { AuditEventsTable } from '../db/schema.ts';
 import type { Db } from '../db/tx.ts';
 import { withTx } from '../db/tx.ts';
 
@@ -16,19 +18,7 @@ export interface AuditFilter {
   limit: number;
 }
 
-export interface StoredAuditEvent {
-  id: number;
-  time: Date;
-  type: string;
-  actor_kind: string;
-  actor_id: string;
-  target_kind: string;
-  target_id: string;
-  outcome: string;
-  request_id: string;
-  trace_id: string;
-  details: Record<string, unknown>;
-}
+export type StoredAuditEvent = Selectable<AuditEventsTable>;
 
 /** Newest first. */
 export async function listAuditEvents(db: Db, f: AuditFilter): Promise<StoredAuditEvent[]> {
@@ -55,7 +45,8 @@ export async function purgeAuditEvents(
   let deleted = 0;
   for (;;) {
     const n = await withTx(db, async (trx) => {
-      await sql`select set_config('gatehouse.audit_purge', 'on', true)`.execute(trx);
+      // The append-only trigger lets this transaction delete (CockroachDB has no such trigger).
+      if (engineOf(trx) === 'postgres') await sql`select set_config('gatehouse.audit_purge', 'on', true)`.execute(trx);
       const r = await sql`delete from audit_events where id in (
           select id from audit_events where time < ${o.olderThan} order by id limit ${o.batchSize})`.execute(trx);
       return Number(r.numAffectedRows ?? 0);

@@ -324,6 +324,9 @@ function crossChecks(c: Config, needsSecrets: boolean): string[] {
       'dev_ui.enabled: the development login app accepts fixed test passwords; it is refused with a dsn other than memory unless dev: true is also set',
     );
   }
+  if (c.console.enabled === true && c.console.operators.length === 0 && !(c.dev_ui.enabled ?? c.dsn === 'memory')) {
+    out.push('console.enabled: the operator console needs at least one subject in console.operators');
+  }
   const salt = c.oidc.subject_identifiers.pairwise.salt;
   if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
     out.push(
@@ -337,15 +340,24 @@ function crossChecks(c: Config, needsSecrets: boolean): string[] {
   return out;
 }
 
+type DevUserLike = { subject: string };
+
 const withSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);
 
 function deriveDefaults(c: Config): Config {
-  const m = c as { -readonly [K in keyof Config]: any };
+  const m = c as { -readonly [K in keyof Config]: Config[K] };
   const scheme = (which: 'public' | 'admin') => (listenerTls(c, which) ? 'https' : 'http');
   const issuer = c.urls.self.issuer || `${scheme('public')}://localhost:${c.serve.public.port}/`;
   const pub = withSlash(c.urls.self.public || issuer);
   const devUi = c.dev_ui.enabled ?? c.dsn === 'memory';
   m.dev_ui = { enabled: devUi, users: c.dev_ui.users ?? DEFAULT_DEV_USERS };
+  // The console's operators: with the development login app on and none configured, its test users.
+  const operators = c.console.operators.length
+    ? c.console.operators
+    : devUi
+      ? (m.dev_ui.users as DevUserLike[]).map((u) => u.subject)
+      : [];
+  m.console = { ...c.console, enabled: c.console.enabled ?? operators.length > 0, operators };
   // With the development login app on, the UI URLs default to its pages instead of the fallbacks.
   const fallback = (p: string) =>
     new URL(
@@ -372,14 +384,16 @@ function deriveDefaults(c: Config): Config {
       success: c.urls.device.success || fallback('device/done'),
     },
   };
-  if (!c.dsync.external_url) m.dsync = { ...c.dsync, external_url: pub.replace(/\/$/, '') };
-  else m.dsync = { ...c.dsync, external_url: c.dsync.external_url.replace(/\/$/, '') };
   const g = c.dsync.google;
-  m.dsync.google = {
-    ...g,
-    auth_url: g.auth_url || 'https://accounts.google.com/o/oauth2/v2/auth',
-    token_url: g.token_url || 'https://oauth2.googleapis.com/token',
-    api_url: (g.api_url || 'https://admin.googleapis.com').replace(/\/$/, ''),
+  m.dsync = {
+    ...c.dsync,
+    external_url: (c.dsync.external_url || pub).replace(/\/$/, ''),
+    google: {
+      ...g,
+      auth_url: g.auth_url || 'https://accounts.google.com/o/oauth2/v2/auth',
+      token_url: g.token_url || 'https://oauth2.googleapis.com/token',
+      api_url: (g.api_url || 'https://admin.googleapis.com').replace(/\/$/, ''),
+    },
   };
   return c;
 }
@@ -394,10 +408,10 @@ export const DEFAULT_DEV_USERS = [
 ];
 
 /** Secrets with the system secrets as the default; callers of a domain use these. */
-export function cookieSecrets(c: Config): string[] {
+export function cookieSecrets(c: Pick<Config, 'secrets'>): string[] {
   return c.secrets.cookie.length ? c.secrets.cookie : c.secrets.system;
 }
-export function paginationSecrets(c: Config): string[] {
+export function paginationSecrets(c: Pick<Config, 'secrets'>): string[] {
   return c.secrets.pagination.length ? c.secrets.pagination : c.secrets.system;
 }
 
@@ -407,12 +421,13 @@ export function redactedConfig(c: Config): Record<string, unknown> {
   for (const l of configLeaves()) {
     if (!l.node.secret) continue;
     const parts = l.path.split('.');
-    let cur: any = out;
-    for (const p of parts.slice(0, -1)) cur = cur?.[p];
+    const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+    let cur: unknown = out;
+    for (const p of parts.slice(0, -1)) cur = isObject(cur) ? cur[p] : undefined;
     const last = parts[parts.length - 1] as string;
-    if (cur && cur[last] !== undefined && cur[last] !== '' && !(Array.isArray(cur[last]) && !cur[last].length)) {
-      cur[last] = '[redacted]';
-    }
+    if (!isObject(cur)) continue;
+    const v = cur[last];
+    if (v !== undefined && v !== '' && !(Array.isArray(v) && !v.length)) cur[last] = '[redacted]';
   }
   return out;
 }

@@ -225,6 +225,22 @@ export const spec = {
       { secret: true },
     ),
   },
+  console: {
+    enabled: leaf(
+      'bool',
+      z.boolean().optional(),
+      'Serve the operator console under `/console` on the admin listener (see Operator console). It signs operators in as an OAuth 2.0 client of this server (`gatehouse-console`).',
+      '(on when `console.operators` is not empty)',
+    ),
+    operators: list(
+      [],
+      'Subjects allowed to use the operator console. Empty with the development login app on (`dev_ui.enabled`): the subjects of `dev_ui.users` (by default `ada@example.com`).',
+    ),
+    session_ttl: dur(
+      '1h',
+      'Lifetime of an operator console session (its cookie); the operator signs in again after it.',
+    ),
+  },
   serve: {
     public: {
       port: int(4444, 'Public listener port (0 picks a free port).', 0, 65535),
@@ -401,7 +417,7 @@ export const spec = {
     },
     session_revocation: {
       batch_size: int(
-        100,
+        1000,
         'Login sessions deleted per transaction by `DELETE /admin/oauth2/auth/sessions/login?subject=` (each batch commits on its own).',
         1,
         100_000,
@@ -546,11 +562,21 @@ export const spec = {
     },
   },
   queue: {
-    direct_dsn: str(
+    dsn: str(
       '',
-      'A direct (not pooled) PostgreSQL connection to the database of `dsn`, for when `dsn` goes through a transaction-pooling pooler such as PgBouncer: workers run graphile-worker on it (LISTEN/NOTIFY, session advisory locks) and every process listens for key changes on it. Empty: `dsn`; a worker then refuses a `dsn` that turns out to be such a pooler, and web processes rebuild cached keys per use.',
+      'PostgreSQL database of the job queue (graphile-worker), `postgres://…`, when it is not the database of `dsn`. Transactions then write their jobs to an outbox table in the data database, and one worker of the fleet (elected with an advisory lock on this database) relays them into the queue, in order and exactly once. Empty: the queue lives in the database of `dsn` and transactions add their jobs directly. Required when `dsn` is CockroachDB (`cockroach://…`), which cannot hold the queue: start-up stops with an error naming this key otherwise. See Scaling: a separate queue database.',
       { secret: true },
     ),
+    direct_dsn: str(
+      '',
+      'A direct (not pooled) PostgreSQL connection to the queue database (`queue.dsn` when set, else the database of `dsn`), for when that DSN goes through a transaction-pooling pooler such as PgBouncer: workers run graphile-worker and the job relay on it (LISTEN/NOTIFY, session advisory locks); without `queue.dsn` every process also listens for key changes on it. Empty: the queue DSN itself; a worker then refuses one that turns out to be such a pooler, and web processes rebuild cached keys per use.',
+      { secret: true },
+    ),
+    relay_interval: dur(
+      '500ms',
+      'With `queue.dsn`: how often the job relay looks for new jobs in the outbox, and how often the other workers try to take over the relay.',
+    ),
+    relay_batch_size: int(500, 'With `queue.dsn`: outbox rows the job relay moves per queue transaction.', 1),
   },
   tracing: {
     provider: oneOf(

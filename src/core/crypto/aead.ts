@@ -3,7 +3,7 @@
  * Format: `<keyId>.<iv>.<ciphertext+tag>` (base64url parts), so rotated secrets keep old rows readable.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { KeyRing } from './keys.ts';
+import { type KeyRing, secretKey } from './keys.ts';
 
 export class DecryptError extends Error {
   override name = 'DecryptError';
@@ -14,7 +14,7 @@ export class DecryptError extends Error {
 
 export function seal(ring: KeyRing, plaintext: string, aad = ''): string {
   const iv = randomBytes(12);
-  const c = createCipheriv('aes-256-gcm', ring.current.key, iv);
+  const c = createCipheriv('aes-256-gcm', secretKey(ring.current.key), iv);
   if (aad) c.setAAD(Buffer.from(aad));
   const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final(), c.getAuthTag()]);
   return `${ring.current.id}.${iv.toString('base64url')}.${body.toString('base64url')}`;
@@ -26,7 +26,7 @@ export function open(ring: KeyRing, sealed: string, aad = ''): string {
   if (!key || !ivB64 || !bodyB64) throw new DecryptError();
   try {
     const body = Buffer.from(bodyB64, 'base64url');
-    const d = createDecipheriv('aes-256-gcm', key.key, Buffer.from(ivB64, 'base64url'));
+    const d = createDecipheriv('aes-256-gcm', secretKey(key.key), Buffer.from(ivB64, 'base64url'));
     if (aad) d.setAAD(Buffer.from(aad));
     d.setAuthTag(body.subarray(body.length - 16));
     return Buffer.concat([d.update(body.subarray(0, body.length - 16)), d.final()]).toString('utf8');

@@ -3,12 +3,23 @@
  * base64url(HMAC-SHA512/256(B)) keyed with sha256(secret). Only S is stored. Any configured system
  * secret validates (rotation); new tokens use the first.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretKey } from './keys.ts';
 
 export type TokenPrefix = 'ory_at_' | 'ory_rt_' | 'ory_ac_' | 'ory_dc_' | 'ory_ht_';
 
-const hmacKey = (secret: string) => createHash('sha256').update(secret, 'utf8').digest();
-const sign = (key: Buffer, b: string) => createHmac('sha512-256', key).update(b).digest('base64url');
+/** sha256(secret) as a KeyObject, per configured secret (they are few: kept for the process). */
+const hmacKeys = new Map<string, KeyObject>();
+const hmacKey = (secret: string) => {
+  let k = hmacKeys.get(secret);
+  if (!k) {
+    k = secretKey(createHash('sha256').update(secret, 'utf8').digest());
+    if (hmacKeys.size >= 64) hmacKeys.clear();
+    hmacKeys.set(secret, k);
+  }
+  return k;
+};
+const sign = (key: KeyObject, b: string) => createHmac('sha512-256', key).update(b).digest('base64url');
 
 export interface OpaqueToken {
   token: string;

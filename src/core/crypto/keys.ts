@@ -3,7 +3,7 @@
  * current one (it signs and encrypts); the others are still accepted (rotation). Each derived key
  * carries a short id so that a ciphertext names the key that made it.
  */
-import { createHash, hkdfSync } from 'node:crypto';
+import { createHash, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
 
 export type KeyPurpose =
   | 'flow' // login/consent/logout challenges and verifiers (JWE)
@@ -14,7 +14,8 @@ export type KeyPurpose =
   | 'dsync' // directory-sync secrets at rest (cloud tokens, webhook secrets)
   | 'state' // signed OAuth state parameters (cloud directory authorization)
   | 'dsync_link' // signed authorization links (starting a cloud directory authorization)
-  | 'client-secret'; // keyed hashes of generated OAuth 2.0 client secrets
+  | 'client-secret' // keyed hashes of generated OAuth 2.0 client secrets
+  | 'console'; // the operator console's session and sign-in cookies (JWE) and its client secret
 
 export interface DerivedKey {
   id: string;
@@ -44,4 +45,19 @@ export function keyRing(secrets: readonly string[], purpose: KeyPurpose): KeyRin
   const all = secrets.map((s) => deriveKey(s, purpose));
   const map = new Map(all.map((k) => [k.id, k]));
   return { current: all[0] as DerivedKey, all, byId: (id) => map.get(id) };
+}
+
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+/**
+ * The KeyObject of a secret key held as a Buffer, made once per Buffer. Node's HMAC and cipher
+ * constructors prepare a Buffer key anew on every call, which costs several times the MAC of a
+ * short message itself (about 80 µs against 7 µs on Node 24); a KeyObject is used as it is.
+ */
+export function secretKey(key: Buffer): KeyObject {
+  let k = keyObjects.get(key);
+  if (!k) {
+    k = createSecretKey(key);
+    keyObjects.set(key, k);
+  }
+  return k;
 }

@@ -1,5 +1,5 @@
 /** CSPRNG helpers and constant-time comparison. */
-import { randomBytes, randomInt, timingSafeEqual, createHash } from 'node:crypto';
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 /** `n` random bytes, base64url without padding. */
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Logger } from '../log.ts';
 import { metrics } from '../observability/metrics.ts';
 import { recordDbSpan } from '../observability/tracing.ts';
+import { bindEngine, type Engine, EngineTag } from './engine.ts';
 import type { Database } from './schema.ts';
 
 export interface DatabaseHandle {
@@ -22,7 +23,7 @@ const types = {
 
 export function createDatabase(
   url: string,
-  opts: { max?: number; log?: Logger; applicationName?: string; connectTimeoutMs?: number } = {},
+  opts: { max?: number; log?: Logger; applicationName?: string; connectTimeoutMs?: number; engine?: Engine } = {},
 ): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
@@ -43,8 +44,12 @@ export function createDatabase(
   pool.on('connect', (client) => {
     client.on('error', onError);
   });
+  const engine = opts.engine ?? 'postgres';
+  bindEngine(pool, engine);
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
+    // CockroachDB: tagged so that engineOf() answers for this instance and its transactions.
+    ...(engine === 'postgres' ? {} : { plugins: [new EngineTag(engine)] }),
     // Every statement: its latency in the metrics and, when traced, a child span of the active one.
     log(event) {
       const failed = event.level === 'error';

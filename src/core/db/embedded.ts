@@ -5,8 +5,8 @@
  * (b) report real errors (the package's wrapper rejects with `undefined`), (c) pick a free port,
  * (d) recover from a previous process that was killed, and (e) leave process signals alone.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, createHash } from 'node:crypto';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,

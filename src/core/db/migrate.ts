@@ -1,6 +1,7 @@
 /**
  * SQL migrations from `sql/NNNN_name.sql`, applied in order under an advisory lock. Each applied
- * file is recorded with its SHA-256; an applied file that changed later is an error.
+ * file is recorded with the checksum of its statements (comments and layout left out, see
+ * migration-checksum.ts); an applied file whose statements changed later is an error.
  * graphile-worker's own schema is migrated by graphile-worker.
  *
  * Markers, as comment lines in a file's header (the comment block before the first statement):
@@ -16,14 +17,27 @@
  *   empty marker migration, `SELECT 1;`.)
  * And one section marker: a line `-- gatehouse:down` ends the forward part; what follows is only
  * run by `migrate sql down --force` (migrations are forward-only; see upgrade docs).
+ *
+ * Engines: on CockroachDB (a pool created for a `cockroach://` DSN, see engine.ts) a file
+ * `sql/cockroach/NNNN_name.sql` replaces `sql/NNNN_name.sql` where CockroachDB needs a different
+ * statement (it is checksummed and recorded in its place; a variant without its PostgreSQL file is
+ * an error). The migration lock there is a row lock on `gatehouse_migrate_lock` (no advisory
+ * locks), and graphile-worker's schema is migrated only on a PostgreSQL pool (`queuePool`).
  */
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Logger as GraphileLogger, runMigrations } from 'graphile-worker';
 import type pg from 'pg';
+import { type Engine, engineOf } from './engine.ts';
+import { checksumMatches, migrationChecksum } from './migration-checksum.ts';
 
 export const SQL_DIR = resolve(import.meta.dirname, '../../../sql');
+/** Sub-folder of the per-engine replacements of migration files (`sql/cockroach/NNNN_name.sql`). */
+const VARIANT_DIR: Readonly<Record<Engine, string | undefined>> = {
+  postgres: undefined,
+  cockroach: 'cockroach',
+};
 const FILE = /^(\d{4})_([a-z0-9_]+)\.sql$/;
 const LOCK_KEY = 727_274_001; // arbitrary, constant: serialises concurrent `migrate sql` runs
 
@@ -31,17 +45,20 @@ export interface MigrationFile {
   version: number;
   name: string;
   file: string;
-  /** The whole file (the checksum covers it). */
+  /** The whole file. */
   sql: string;
   /** The forward part: everything before `-- gatehouse:down`. */
   up: string;
   /** The down section, when the file has one. */
   down: string | undefined;
+  /** What the ledger records: the checksum of the statements and markers, not of the comments. */
   checksum: string;
   transactional: boolean;
   requiredByCode: boolean;
   /** The release this file makes a required stepping stone of. */
   steppingStone: string | undefined;
+  /** Set when the file is an engine's replacement (`cockroach/NNNN_name.sql`). */
+  variant?: string;
 }
 
 export interface MigrationState extends MigrationFile {
@@ -95,18 +112,29 @@ export function parseMigration(file: string, sql: string): MigrationFile {
     sql,
     up,
     down: down || undefined,
-    checksum: createHash('sha256').update(sql).digest('hex'),
+    checksum: migrationChecksum(sql),
     transactional: !markers.has('no-transaction'),
     requiredByCode: markers.has('required-by-code') || CREATES_INDEX.test(withoutComments(up)),
     steppingStone: markers.get('stepping-stone'),
   };
 }
 
-export function listMigrationFiles(dir = SQL_DIR): MigrationFile[] {
+export function listMigrationFiles(dir = SQL_DIR, engine: Engine = 'postgres'): MigrationFile[] {
   const out: MigrationFile[] = [];
-  for (const file of readdirSync(dir).sort()) {
+  const files = readdirSync(dir).sort();
+  const sub = VARIANT_DIR[engine];
+  const variants =
+    sub && existsSync(join(dir, sub))
+      ? new Set(readdirSync(join(dir, sub)).filter((f) => FILE.test(f)))
+      : new Set<string>();
+  for (const v of variants) {
+    if (!files.includes(v)) throw new MigrationError(`${sub}/${v} replaces no migration: ${v} is not in ${dir}`);
+  }
+  for (const file of files) {
     if (!FILE.test(file)) continue;
-    out.push(parseMigration(file, readFileSync(join(dir, file), 'utf8')));
+    if (sub && variants.has(file)) {
+      out.push({ ...parseMigration(file, readFileSync(join(dir, sub, file), 'utf8')), variant: `${sub}/${file}` });
+    } else out.push(parseMigration(file, readFileSync(join(dir, file), 'utf8')));
   }
   const seen = new Set<number>();
   for (const f of out) {
@@ -126,8 +154,11 @@ const LEDGER = `CREATE TABLE IF NOT EXISTS gatehouse_schema_migrations (
 async function applied(
   client: pg.ClientBase,
 ): Promise<Map<number, { checksum: string; applied_at: Date; name: string }>> {
-  const exists = await client.query(`SELECT to_regclass('gatehouse_schema_migrations') AS t`);
-  if (!exists.rows[0]?.t) return new Map();
+  // information_schema rather than to_regclass(): the same answer on PostgreSQL and CockroachDB.
+  const exists = await client.query(
+    "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'gatehouse_schema_migrations'",
+  );
+  if (!exists.rows.length) return new Map();
   const { rows } = await client.query('SELECT version, name, checksum, applied_at FROM gatehouse_schema_migrations');
   return new Map(rows.map((r) => [Number(r.version), r]));
 }
@@ -140,14 +171,14 @@ function statesOf(files: MigrationFile[], done: Ledger): MigrationState[] {
     if (!row) return { ...f, status: 'pending' as const };
     return {
       ...f,
-      status: row.checksum === f.checksum ? ('applied' as const) : ('changed' as const),
+      status: checksumMatches(row.checksum, f.sql) ? ('applied' as const) : ('changed' as const),
       appliedAt: row.applied_at,
     };
   });
 }
 
 export async function migrationStatus(pool: pg.Pool, dir = SQL_DIR): Promise<MigrationState[]> {
-  const files = listMigrationFiles(dir);
+  const files = listMigrationFiles(dir, engineOf(pool));
   const client = await pool.connect();
   try {
     return statesOf(files, await applied(client));
@@ -239,6 +270,11 @@ export interface MigrateOptions {
   /** After each migration, with how long it took (ms). */
   onApplied?: (file: string, ms: number) => void;
   graphileLogger?: GraphileLogger;
+  /**
+   * The PostgreSQL pool of the job queue when it is not `pool` (`queue.dsn`): graphile-worker's
+   * schema is migrated there. Without it, on PostgreSQL `pool`; on CockroachDB nowhere.
+   */
+  queuePool?: pg.Pool;
 }
 
 const RECORD = 'INSERT INTO gatehouse_schema_migrations (version, name, checksum) VALUES ($1, $2, $3)';
@@ -271,8 +307,62 @@ async function runFile(
   await client.query(...ledger);
 }
 
-/** Runs `fn` holding the migration advisory lock, with the ledger table present. */
+/** How long CockroachDB's migration lease lasts without renewal (renewed every quarter of it). */
+const LEASE_MS = 120_000;
+
+/**
+ * CockroachDB's migration lock: a lease in the one row of `gatehouse_migrate_lock`, taken by an
+ * upsert that only succeeds when the row is free or its lease ran out, renewed while migrations
+ * run, and deleted at the end. Waiting migrators poll (every 250-500 ms) and hold no transaction
+ * meanwhile; a migrator that died leaves a lease that expires.
+ */
+async function cockroachLock(pool: pg.Pool): Promise<() => Promise<void>> {
+  const create =
+    'CREATE TABLE IF NOT EXISTS gatehouse_migrate_lock (id integer PRIMARY KEY, holder text NOT NULL, lease_until timestamptz NOT NULL)';
+  // Two first migrators may race on the table's creation; the loser finds it on its second try.
+  await pool.query(create).catch(() => pool.query(create));
+  const me = randomUUID();
+  for (;;) {
+    const r = await pool.query(
+      `INSERT INTO gatehouse_migrate_lock (id, holder, lease_until) VALUES (1, $1, now() + $2::int8 * interval '1 millisecond')
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+       WHERE gatehouse_migrate_lock.lease_until < now() RETURNING holder`,
+      [me, LEASE_MS],
+    );
+    if (r.rowCount === 1) break;
+    await new Promise((done) => setTimeout(done, 250 + Math.random() * 250));
+  }
+  const renew = setInterval(() => {
+    pool
+      .query(
+        "UPDATE gatehouse_migrate_lock SET lease_until = now() + $2::int8 * interval '1 millisecond' WHERE id = 1 AND holder = $1",
+        [me, LEASE_MS],
+      )
+      .catch(() => {});
+  }, LEASE_MS / 4);
+  renew.unref();
+  return async () => {
+    clearInterval(renew);
+    await pool.query('DELETE FROM gatehouse_migrate_lock WHERE id = 1 AND holder = $1', [me]).catch(() => {});
+  };
+}
+
+/** Runs `fn` holding the migration lock (advisory on PostgreSQL), with the ledger table present. */
 async function locked<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  if (engineOf(pool) === 'cockroach') {
+    const release = await cockroachLock(pool);
+    try {
+      const client = await pool.connect();
+      try {
+        await client.query(LEDGER);
+        return await fn(client);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await release();
+    }
+  }
   const client = await pool.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [LOCK_KEY]);
@@ -288,10 +378,12 @@ async function locked<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T
 }
 
 export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise<MigrateResult> {
-  const files = listMigrationFiles(opts.dir ?? SQL_DIR);
+  const engine = engineOf(pool);
+  const files = listMigrationFiles(opts.dir ?? SQL_DIR, engine);
   const result: MigrateResult = { applied: [] };
   await locked(pool, async (client) => {
-    const states = statesOf(files, await applied(client));
+    const done = await applied(client);
+    const states = statesOf(files, done);
     const changed = states.find((s) => s.status === 'changed');
     if (changed) {
       throw new MigrationError(
@@ -299,6 +391,16 @@ export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise
       );
     }
     checkUpgradePath(states);
+    // Rows an earlier release recorded (whole-file checksums) get this release's checksum, so that
+    // later comment edits leave them applied too.
+    for (const f of states) {
+      if (f.status === 'applied' && done.get(f.version)?.checksum !== f.checksum) {
+        await client.query('UPDATE gatehouse_schema_migrations SET checksum = $2 WHERE version = $1', [
+          f.version,
+          f.checksum,
+        ]);
+      }
+    }
     for (const f of states) {
       if (f.status !== 'pending') continue;
       opts.onApply?.(f.file);
@@ -308,7 +410,8 @@ export async function migrate(pool: pg.Pool, opts: MigrateOptions = {}): Promise
       result.applied.push(f.file);
     }
   });
-  await runMigrations({ pgPool: pool, logger: opts.graphileLogger ?? quietGraphileLogger });
+  const queuePool = opts.queuePool ?? (engine === 'postgres' ? pool : undefined);
+  if (queuePool) await runMigrations({ pgPool: queuePool, logger: opts.graphileLogger ?? quietGraphileLogger });
   return result;
 }
 

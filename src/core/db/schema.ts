@@ -313,7 +313,24 @@ export interface DsyncWebhookOutboxTable {
 /** The real-time sender job of a directory (sql/0181_dsync_webhook_senders.sql). */
 export interface DsyncWebhookSendersTable {
   directory_id: string;
-  job_id: number;
+  job_id: number | null;
+  sender_id: string | null;
+  failed_at: Date | null;
+  created_at: Generated<Date>;
+}
+
+/** Lock rows of CockroachDB (sql/0210_gatehouse_locks.sql); unused on PostgreSQL. */
+export interface GatehouseLocksTable {
+  bucket: number;
+  taken: Generated<string>;
+}
+
+export interface GatehouseJobOutboxTable {
+  id: Generated<string>;
+  op: string;
+  task: string;
+  payload: unknown;
+  spec: unknown;
   created_at: Generated<Date>;
 }
 
@@ -404,6 +421,8 @@ export interface Database {
   dsync_webhook_outbox: DsyncWebhookOutboxTable;
   dsync_webhook_backoff: DsyncWebhookBackoffTable;
   dsync_webhook_senders: DsyncWebhookSendersTable;
+  gatehouse_job_outbox: GatehouseJobOutboxTable;
+  gatehouse_locks: GatehouseLocksTable;
   dsync_webhook_logs: DsyncWebhookLogsTable;
   worker_pools: WorkerPoolsTable;
   dsync_cloud_syncs: DsyncCloudSyncsTable;
@@ -622,7 +641,9 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   ],
   dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
   dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
-  dsync_webhook_senders: ['directory_id', 'job_id', 'created_at'],
+  dsync_webhook_senders: ['directory_id', 'job_id', 'created_at', 'sender_id', 'failed_at'],
+  gatehouse_job_outbox: ['id', 'op', 'task', 'payload', 'spec', 'created_at'],
+  gatehouse_locks: ['bucket', 'taken'],
   dsync_webhook_logs: [
     'id',
     'directory_id',

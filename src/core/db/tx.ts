@@ -5,6 +5,7 @@
  */
 import type { Kysely, Transaction } from 'kysely';
 import pRetry from 'p-retry';
+import { engineOf, RETRY_POLICY } from './engine.ts';
 import type { Database } from './schema.ts';
 
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -19,7 +20,7 @@ export const isRetryableTxError = (e: unknown): boolean =>
 
 export interface TxOptions {
   isolation?: Isolation;
-  /** Re-runs after the first attempt. Each is cheap; contention clears within a few. */
+  /** Re-runs after the first attempt (default: the engine's, see RETRY_POLICY in engine.ts). */
   retries?: number;
   onRetry?: (attempt: number, error: unknown) => void;
 }
@@ -29,16 +30,17 @@ export async function withTx<T>(
   fn: (trx: Transaction<Database>) => Promise<T>,
   opts: TxOptions = {},
 ): Promise<T> {
+  const policy = RETRY_POLICY[engineOf(db)];
   const run = () => {
     let b = db.transaction();
     if (opts.isolation) b = b.setIsolationLevel(opts.isolation);
     return b.execute(fn);
   };
   return pRetry(run, {
-    retries: opts.retries ?? 8,
-    minTimeout: 5,
-    maxTimeout: 150,
-    factor: 2,
+    retries: opts.retries ?? policy.retries,
+    minTimeout: policy.minTimeout,
+    maxTimeout: policy.maxTimeout,
+    factor: policy.factor,
     randomize: true,
     shouldRetry: ({ error }) => isRetryableTxError(error),
     onFailedAttempt: ({ error, attemptNumber }) => {

@@ -7,17 +7,18 @@ import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import type { TlsMaterial } from './tls.ts';
 import type Router from '@koa/router';
+import type { Span } from '@opentelemetry/api';
 import Koa, { type Context, type Next } from 'koa';
 import { koaBody } from 'koa-body';
-import { AppError, type ErrorFamily } from '../errors.ts';
-import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
+import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { observeHttp } from '../observability/metrics.ts';
 import { runInScope } from '../observability/scope.ts';
-import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode } from '../observability/tracing.ts';
-import { errorMiddleware } from './errors.ts';
+import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode, tracingActive } from '../observability/tracing.ts';
+import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
+import { type ErrorFamilies, type ErrorFamilyRoute, errorMiddleware, plainError } from './errors.ts';
+import type { TlsMaterial } from './tls.ts';
 
 export type Listener = 'public' | 'admin';
 
@@ -37,26 +38,90 @@ export interface AppOptions {
   /** Longest request target (path and query) in bytes; longer is 414. */
   urlLimit?: number;
   /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
-  errorFamilies?: ReadonlyArray<{ prefix: string; family: ErrorFamily }>;
+  errorFamilies?: ReadonlyArray<ErrorFamilyRoute>;
+  /** The renderers of those families, by name (the domains register them). */
+  errorRenderers?: ErrorFamilies['renderers'];
   /** `serve.<listener>.cors`; off when absent. */
   cors?: CorsConfig;
   /** Routes that also allow the origins of the client behind the request. */
   perClientCors?: PerClientCors;
 }
 
+/** The methods koa-body parses a body for (its `parsedMethods` default). */
+const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * `ctx.state` of every request. The request logger is created on first use: most requests log
+ * nothing but the request line, and that one is skipped outright when its level is off.
+ */
+class RequestState {
+  [key: string]: unknown;
+  #log: Logger | undefined;
+  readonly #parent: Logger;
+  readonly requestId: string;
+  readonly #listener: Listener;
+  constructor(parent: Logger, requestId: string, listener: Listener) {
+    this.#parent = parent;
+    this.requestId = requestId;
+    this.#listener = listener;
+  }
+  get log(): Logger {
+    this.#log ??= this.#parent.child({ requestId: this.requestId, listener: this.#listener });
+    return this.#log;
+  }
+  set log(v: Logger) {
+    this.#log = v;
+  }
+}
+
 function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) {
+  /** Runs once the request is done (or failed): metrics, span status and the request line. */
+  const finish = (ctx: Context, started: number, span: Span | undefined) => {
+    const ms = performance.now() - started;
+    const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+    const template = typeof route === 'string' ? route : undefined;
+    const status = ctx.status;
+    observeHttp(kind, template, ctx.method, status, ms);
+    if (span?.isRecording()) {
+      if (template) {
+        span.updateName(`${ctx.method} ${template}`);
+        span.setAttribute('http.route', template);
+      }
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    const level = status >= 500 ? 'error' : 'info';
+    if (log.isLevelEnabled(level) && !(disableHealthLog && ctx.path.includes('/health/'))) {
+      const fields = {
+        method: ctx.method,
+        path: ctx.path, // never the query string: it may carry tokens or challenges
+        status,
+        ms: Math.round(ms * 10) / 10,
+      };
+      (ctx.state.log as Logger)[level](fields, 'request completed');
+    }
+  };
   return (ctx: Context, next: Next) => {
     const given = ctx.get('x-request-id');
-    const id = REQUEST_ID.test(given) ? given : randomUUID();
-    ctx.state.requestId = id;
-    ctx.state.log = log.child({ requestId: id, listener: kind });
+    const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.state = new RequestState(log, id, kind);
     ctx.set('X-Request-Id', id);
     const started = performance.now();
-    // One scope (request id, actor) and one server span per request; the span is renamed to the
-    // route template once routing has matched (never the raw path: it may carry ids).
-    return runInScope({ requestId: id, listener: kind }, () =>
+    // One scope (request id, actor) per request and, when tracing is on, one server span; the span
+    // is renamed to the route template once routing has matched (never the raw path: it may carry ids).
+    const scope = { requestId: id, listener: kind };
+    if (!tracingActive()) {
+      return runInScope(scope, async () => {
+        try {
+          await next();
+        } finally {
+          finish(ctx, started, undefined);
+        }
+      });
+    }
+    return runInScope(scope, () =>
       inSpan(
         `${ctx.method} ${kind}`,
         {
@@ -68,28 +133,7 @@ function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) 
           try {
             await next();
           } finally {
-            const ms = performance.now() - started;
-            const route = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
-            const template = typeof route === 'string' ? route : undefined;
-            observeHttp(kind, template, ctx.method, ctx.status, ms);
-            if (span.isRecording()) {
-              if (template) {
-                span.updateName(`${ctx.method} ${template}`);
-                span.setAttribute('http.route', template);
-              }
-              span.setAttribute('http.response.status_code', ctx.status);
-              if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-            }
-            if (!(disableHealthLog && ctx.path.includes('/health/'))) {
-              const fields = {
-                method: ctx.method,
-                path: ctx.path, // never the query string: it may carry tokens or challenges
-                status: ctx.status,
-                ms: Math.round(ms * 10) / 10,
-              };
-              if (ctx.status >= 500) ctx.state.log.error(fields, 'request completed');
-              else ctx.state.log.info(fields, 'request completed');
-            }
+            finish(ctx, started, span);
           }
         },
       ),
@@ -97,58 +141,63 @@ function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) 
   };
 }
 
-/** Both listeners strip one trailing slash; the admin listener also accepts routes without `/admin`. */
-function normalisePath(kind: Listener) {
-  return async (ctx: Context, next: Next) => {
-    let p = ctx.path;
+/** `prefix` itself or anything under it (`<prefix>/…`); the `<prefix>/` string is built once. */
+function prefixMatcher(prefix: string): (path: string) => boolean {
+  const under = `${prefix}/`;
+  return (path) => path === prefix || path.startsWith(under);
+}
+
+const NO_CACHE = 'private, no-cache, no-store, must-revalidate';
+
+/**
+ * One middleware for what every request needs before the body parser, in this order:
+ * - path normalisation: both listeners strip one trailing slash; the admin listener also accepts
+ *   routes without `/admin`;
+ * - the error family by path prefix (the first match wins), set before body parsing so that parse
+ *   errors use its shape too;
+ * - RFC 9110 §15.5.15: a request target longer than `urlLimit` bytes is 414, in the family's shape;
+ * - a GET answer that set no `Cache-Control` is not to be cached.
+ */
+function prepareRequest(kind: Listener, families: ReadonlyArray<ErrorFamilyRoute>, urlLimit: number | undefined) {
+  const byPrefix = families.map((f) => ({ matches: prefixMatcher(f.prefix), family: f.family }));
+  const noCache = (ctx: Context) => {
+    if (ctx.method === 'GET' && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', NO_CACHE);
+  };
+  return (ctx: Context, next: Next) => {
+    const path = ctx.path;
+    let p = path;
     if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
     if (kind === 'admin' && !p.startsWith('/admin/') && p !== '/admin' && !p.startsWith('/api/')) p = `/admin${p}`;
-    if (p !== ctx.path) ctx.path = p;
-    await next();
-  };
-}
-
-function familyByPrefix(families: ReadonlyArray<{ prefix: string; family: ErrorFamily }>) {
-  return async (ctx: Context, next: Next) => {
-    const hit = families.find((f) => matches(ctx.path, f.prefix));
-    if (hit) ctx.state.errorFamily = hit.family;
-    await next();
-  };
-}
-
-const matches = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
-
-/** RFC 9110 §15.5.15: a request target longer than the limit is 414, in the family's error shape. */
-function urlLimit(max: number) {
-  return async (ctx: Context, next: Next) => {
-    if (Buffer.byteLength(ctx.originalUrl) > max) {
-      const family = ctx.state.errorFamily as ErrorFamily | undefined;
-      throw new AppError({
-        status: 414,
-        code: family === 'scim' ? 'scim' : family === 'dsync' ? 'error' : 'The request URI is too long',
-        description: `The request target exceeds ${max} bytes.`,
-      });
+    if (p !== path) ctx.path = p;
+    for (const f of byPrefix) {
+      if (f.matches(p)) {
+        ctx.state.errorFamily = f.family;
+        break;
+      }
     }
-    await next();
+    if (urlLimit) {
+      // A UTF-16 unit is at most 3 bytes of UTF-8: short targets need no byte count.
+      const url = ctx.originalUrl;
+      if (url.length * 3 > urlLimit && Buffer.byteLength(url) > urlLimit) {
+        const description = `The request target exceeds ${urlLimit} bytes.`;
+        throw plainError(
+          ctx,
+          414,
+          description,
+          () => new AppError({ status: 414, code: 'The request URI is too long', description }),
+        );
+      }
+    }
+    return next().then(() => noCache(ctx));
   };
-}
-
-async function noCache(ctx: Context, next: Next) {
-  await next();
-  if (ctx.method === 'GET' && !ctx.response.get('Cache-Control')) {
-    ctx.set('Cache-Control', 'private, no-cache, no-store, must-revalidate');
-  }
 }
 
 export function createApp(o: AppOptions): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by our middleware, once
   app.use(requestContext(o.log, o.kind, o.disableHealthLog ?? true));
-  app.use(errorMiddleware({ exposeDebug: o.exposeDebug ?? false }));
-  app.use(normalisePath(o.kind));
-  if (o.errorFamilies?.length) app.use(familyByPrefix(o.errorFamilies));
-  if (o.urlLimit) app.use(urlLimit(o.urlLimit));
-  app.use(noCache);
+  app.use(errorMiddleware({ exposeDebug: o.exposeDebug ?? false, renderers: o.errorRenderers ?? {} }));
+  app.use(prepareRequest(o.kind, o.errorFamilies ?? [], o.urlLimit));
   const parser = (limit: number | string) =>
     koaBody({
       jsonTypes: [
@@ -166,8 +215,14 @@ export function createApp(o: AppOptions): Koa {
       text: false,
     });
   const byDefault = parser(o.bodyLimit ?? '1mb');
-  const byPrefix = (o.bodyLimits ?? []).map((b) => ({ prefix: b.prefix, parse: parser(b.limit) }));
-  app.use((ctx, next) => (byPrefix.find((b) => matches(ctx.path, b.prefix))?.parse ?? byDefault)(ctx, next));
+  const byPrefix = (o.bodyLimits ?? []).map((b) => ({ matches: prefixMatcher(b.prefix), parse: parser(b.limit) }));
+  app.use((ctx, next) => {
+    // koa-body parses POST, PUT and PATCH only; other methods skip its content-type checks altogether.
+    if (!PARSED_METHODS.has(ctx.method)) return next();
+    const path = ctx.path;
+    for (const b of byPrefix) if (b.matches(path)) return b.parse(ctx, next);
+    return byDefault(ctx, next);
+  });
   // After body parsing (per-client origins read the form's client_id); preflights end here.
   if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
   for (const m of o.middleware ?? []) app.use(m);

@@ -1,19 +1,27 @@
 /**
- * Rate limiting of guessable secrets: failed OAuth 2.0 client authentications (`/oauth2/token`,
- * `/oauth2/revoke`) and failed SCIM bearer checks (`/api/scim/v2.0/{directoryId}/…`), counted per
- * credential (client id, directory id) and per source address in fixed windows in PostgreSQL, so
- * that the limit holds across processes. A request whose credential or address is over its limit
+ * Rate limiting of guessable secrets: failed authentications of the requests the domains name
+ * (`FailedAuthTarget`: OAuth 2.0 client authentication at the token and revocation endpoints, SCIM
+ * bearer checks), counted per credential (client id, directory id) and per source address in fixed
+ * windows in PostgreSQL, so that the limit holds across processes. A request whose credential or address is over its limit
  * is refused with 429 and `Retry-After` (RFC 6585 §4) before any secret is checked.
  *
- * Cost: a request reads at most two rows by primary key; only a failure writes (one upsert).
+ * Cost: only a failure writes (one upsert). The counts a process read are kept in memory for the
+ * current window while it listens for changes (db/changes.ts): every write to `auth_failures`, by
+ * any process, notifies `auth_failure` (a trigger, sql/0221) and makes the next check read again,
+ * as does a failure counted here. So while nobody fails, a check reads nothing; otherwise it reads
+ * at most two rows by primary key. A failure counted in another process is seen once its
+ * notification arrives (at its commit, in practice within milliseconds) — the same order of slack
+ * as between concurrent attempts, which are all checked before any of them is counted.
  * Keys are SHA-256 digests, so no client id or address is stored in the clear.
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Context, Middleware, Next } from 'koa';
+import { sql } from 'kysely';
 import type { Clock } from '../clock.ts';
+import type { ChangeFeed } from '../db/changes.ts';
 import type { Db } from '../db/tx.ts';
-import { AppError, type ErrorFamily } from '../errors.ts';
+import { AppError } from '../errors.ts';
+import { plainError } from './errors.ts';
 
 export interface FailedAuthLimits {
   enabled: boolean;
@@ -33,17 +41,57 @@ const digest = (kind: string, value: string) =>
 
 export const TOO_MANY_TEXT = 'Too many failed authentication attempts, try again later.';
 
-function tooMany(family: ErrorFamily, retryAfter: number): AppError {
+/** 429 in the request's family's shape (its path prefix), else `too_many_requests`. */
+function tooMany(ctx: Context, retryAfter: number): AppError {
   const headers = { 'Retry-After': String(retryAfter) };
-  if (family === 'scim')
-    return new AppError({ status: 429, code: 'scim', description: TOO_MANY_TEXT, family, headers });
-  return new AppError({ status: 429, code: 'too_many_requests', description: TOO_MANY_TEXT, family, headers });
+  const fallback = () => new AppError({ status: 429, code: 'too_many_requests', description: TOO_MANY_TEXT, headers });
+  return plainError(ctx, 429, TOO_MANY_TEXT, fallback, headers);
 }
 
-/** The counters in PostgreSQL. */
-export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLimits) {
+/** Counts kept in memory per process (see above); the oldest go first. */
+const KNOWN_COUNTS = 10_000;
+
+/** The counters in PostgreSQL (kept in memory between changes when `changes` is given). */
+export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLimits, changes?: ChangeFeed) {
   const windowOf = (now: Date) => new Date(Math.floor(now.getTime() / limits.window) * limits.window);
   const limitOf = (k: Key) => (k.kind === 'credential' ? limits.perCredential : limits.perAddress);
+  /** Key digest → its count in window `start`, as read at change-feed version `version`. */
+  const known = new Map<string, { start: number; version: number; failures: number }>();
+
+  async function counts(active: Key[], start: Date): Promise<Map<string, number>> {
+    const feed = changes?.live() ? changes : undefined;
+    const version = feed?.version('auth_failure');
+    const out = new Map<string, number>();
+    if (feed) {
+      for (const k of active) {
+        const e = known.get(k.digest);
+        if (e?.start === start.getTime() && e.version === version) out.set(k.digest, e.failures);
+      }
+      if (out.size === active.length) return out;
+      out.clear();
+    }
+    const rows = await db
+      .selectFrom('auth_failures')
+      .select(['key', 'failures'])
+      .where('window_start', '=', start)
+      .where(
+        'key',
+        'in',
+        active.map((k) => k.digest),
+      )
+      .execute();
+    for (const k of active) {
+      const failures = rows.find((r) => r.key === k.digest)?.failures ?? 0;
+      out.set(k.digest, failures);
+      if (feed && version !== undefined) {
+        known.delete(k.digest);
+        known.set(k.digest, { start: start.getTime(), version, failures });
+        if (known.size > KNOWN_COUNTS) known.delete(known.keys().next().value as string);
+      }
+    }
+    return out;
+  }
+
   return {
     /** Seconds until the window ends when any key is at its limit; undefined otherwise. */
     async blocked(keys: Key[]): Promise<number | undefined> {
@@ -51,17 +99,8 @@ export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLim
       if (!active.length) return undefined;
       const now = clock.now();
       const start = windowOf(now);
-      const rows = await db
-        .selectFrom('auth_failures')
-        .select(['key', 'failures'])
-        .where('window_start', '=', start)
-        .where(
-          'key',
-          'in',
-          active.map((k) => k.digest),
-        )
-        .execute();
-      const over = active.some((k) => (rows.find((r) => r.key === k.digest)?.failures ?? 0) >= limitOf(k));
+      const seen = await counts(active, start);
+      const over = active.some((k) => (seen.get(k.digest) ?? 0) >= limitOf(k));
       if (!over) return undefined;
       return Math.max(1, Math.ceil((start.getTime() + limits.window - now.getTime()) / 1000));
     },
@@ -77,6 +116,8 @@ export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLim
           oc.columns(['key', 'window_start']).doUpdateSet({ failures: sql`auth_failures.failures + 1` }),
         )
         .execute();
+      // Counts read here before are stale now (other processes learn it from the notification).
+      changes?.bump('auth_failure');
       if (Math.random() < 0.05) await db.deleteFrom('auth_failures').where('window_start', '<', start).execute();
     },
   };
@@ -84,53 +125,25 @@ export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLim
 
 export type FailureCounter = ReturnType<typeof createFailureCounter>;
 
-function decode(v: string): string {
-  try {
-    return decodeURIComponent(v.replaceAll('+', ' '));
-  } catch {
-    return v;
-  }
-}
+/**
+ * What a request authenticates, as one domain sees it: the kind (logged) and the credential it
+ * claims (undefined: counted per address only); undefined when the domain does not limit it.
+ */
+export type FailedAuthTarget = (ctx: Context) => { kind: string; credential: string | undefined } | undefined;
 
-/** The client id a token or revocation request claims: HTTP Basic, `client_id`, or an assertion's `sub`. */
-export function claimedClientId(ctx: Context): string | undefined {
-  const auth = ctx.get('authorization');
-  const m = /^basic\s+(\S+)/i.exec(auth);
-  if (m) {
-    const raw = Buffer.from(m[1] as string, 'base64').toString('utf8');
-    const i = raw.indexOf(':');
-    return decode(i < 0 ? raw : raw.slice(0, i));
-  }
-  const body = (ctx.request.body ?? {}) as Record<string, unknown>;
-  const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
-  const id = first(body.client_id);
-  if (typeof id === 'string' && id) return id;
-  const assertion = first(body.client_assertion);
-  if (typeof assertion === 'string') {
-    try {
-      const payload = JSON.parse(Buffer.from(assertion.split('.')[1] ?? '', 'base64url').toString('utf8')) as unknown;
-      const sub = (payload as { sub?: unknown })?.sub;
-      if (typeof sub === 'string' && sub) return sub;
-    } catch {
-      // not a JWT: counted per address only
+/** Koa middleware of the public listener (after body parsing, before the routers); the domains name what they limit. */
+export function failedAuthLimiter(
+  counter: FailureCounter,
+  limits: FailedAuthLimits,
+  targets: readonly FailedAuthTarget[],
+): Middleware {
+  const target = (ctx: Context) => {
+    for (const t of targets) {
+      const hit = t(ctx);
+      if (hit) return hit;
     }
-  }
-  return undefined;
-}
-
-const SCIM_PATH = /^\/api\/scim\/v2\.0\/([^/]+)\//;
-
-/** What a request authenticates, if it is one of the limited kinds. */
-function target(ctx: Context): { family: ErrorFamily; credential: string | undefined } | undefined {
-  if (ctx.method === 'POST' && (ctx.path === '/oauth2/token' || ctx.path === '/oauth2/revoke'))
-    return { family: 'oauth2', credential: claimedClientId(ctx) };
-  const m = SCIM_PATH.exec(ctx.path);
-  if (m) return { family: 'scim', credential: `scim:${decode(m[1] as string).toLowerCase()}` };
-  return undefined;
-}
-
-/** Koa middleware of the public listener (after body parsing, before the routers). */
-export function failedAuthLimiter(counter: FailureCounter, limits: FailedAuthLimits): Middleware {
+    return undefined;
+  };
   return async (ctx: Context, next: Next) => {
     const t = limits.enabled ? target(ctx) : undefined;
     if (!t) return next();
@@ -138,8 +151,8 @@ export function failedAuthLimiter(counter: FailureCounter, limits: FailedAuthLim
     if (t.credential !== undefined) keys.push({ kind: 'credential', digest: digest('credential', t.credential) });
     const wait = await counter.blocked(keys);
     if (wait !== undefined) {
-      ctx.state.log?.warn({ kind: t.family }, 'failed authentications over the limit: refused');
-      throw tooMany(t.family, wait);
+      ctx.state.log?.warn({ kind: t.kind }, 'failed authentications over the limit: refused');
+      throw tooMany(ctx, wait);
     }
     let failed = false;
     try {

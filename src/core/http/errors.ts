@@ -2,15 +2,49 @@
  * The outermost error middleware: renders every error in its family's wire shape and never leaks a
  * stack, a secret or an address. Errors are values created per request (never a shared object), so the
  * body is always built from the one error this request threw.
+ *
+ * The core knows one shape, the default `{error, error_description}`. A domain with other shapes
+ * registers an `ErrorRenderer` per family name and the path prefixes of that family (see
+ * `ErrorFamilies`); the apps set the request's family by prefix before the body is parsed, and
+ * everything here renders through the registry.
  */
 import type { Context, Next } from 'koa';
 import { isDatabaseUnavailable, isDataException } from '../db/errors.ts';
 import { AppError, type ErrorFamily, HERODOT } from '../errors.ts';
 
-export const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
-
 export interface ErrorRenderOptions {
   exposeDebug: boolean;
+}
+
+/** How a family renders its errors. Every member is optional: what is missing is the default's. */
+export interface ErrorRenderer {
+  /** Content type and body of `e` (the status is `e.status`); a family with its own body also answers unmatched paths under its prefixes. */
+  render?(e: AppError, opts: ErrorRenderOptions): { type: string; body: unknown };
+  /** An error of this shape carrying only a status and a text (outage, unexpected failure, too long, too many). */
+  plain?(status: number, description: string, headers?: Record<string, string>): AppError;
+  /** The request body is not parsable. */
+  invalidSyntax?(description: string): AppError;
+  /** A value PostgreSQL refuses (a NUL byte, an invalid byte sequence, a number out of range). */
+  invalidValue?(): AppError;
+}
+
+export interface ErrorFamilyRoute {
+  prefix: string;
+  family: ErrorFamily;
+}
+
+/** What a domain registers: its renderers by family, and the path prefixes of each family per listener. */
+export interface ErrorFamilies {
+  public: ReadonlyArray<ErrorFamilyRoute>;
+  admin: ReadonlyArray<ErrorFamilyRoute>;
+  renderers: Readonly<Record<ErrorFamily, ErrorRenderer>>;
+}
+
+/** The family of this request (set by path prefix) and the registry, kept on `ctx.state` by the apps. */
+const familyOf = (ctx: Context): ErrorFamily | undefined => ctx.state.errorFamily as ErrorFamily | undefined;
+function rendererOf(ctx: Context, family: ErrorFamily | undefined): ErrorRenderer | undefined {
+  const registry = ctx.state.errorRenderers as Readonly<Record<ErrorFamily, ErrorRenderer>> | undefined;
+  return family === undefined || !registry || !Object.hasOwn(registry, family) ? undefined : registry[family];
 }
 
 /** Hydra flattens hint (and debug, when exposed) into error_description; `"` becomes `'`. */
@@ -21,47 +55,36 @@ export function hydraBody(e: AppError, exposeDebug: boolean): { error: string; e
   return { error: e.code, error_description: d.replaceAll('"', "'") };
 }
 
-/** RFC 7644 §3.12 error body; `scimType` only when the error's code is one (no spaces, not `scim`). */
-export function scimErrorBody(e: AppError): Record<string, unknown> {
-  return {
-    schemas: [SCIM_ERROR_URN],
-    detail: e.description || e.code,
-    status: String(e.status),
-    ...(e.code && e.code !== 'scim' && !e.code.includes(' ') ? { scimType: e.code } : {}),
-  };
-}
-
+/** Renders `e` in its family's shape: the error's own family, else the request's, else the default. */
 export function renderError(ctx: Context, e: AppError, opts: ErrorRenderOptions): void {
-  const family: ErrorFamily = e.family ?? (ctx.state.errorFamily as ErrorFamily | undefined) ?? 'hydra';
+  const shaped = rendererOf(ctx, e.family ?? familyOf(ctx))?.render?.(e, opts);
   ctx.status = e.status;
   for (const [k, v] of Object.entries(e.headers ?? {})) ctx.set(k, v);
-  switch (family) {
-    case 'scim':
-      ctx.type = 'application/scim+json';
-      ctx.body = scimErrorBody(e);
-      return;
-    case 'dsync':
-      // Jackson's v1 API: envelope errors (code `jackson`) carry their code, gateway errors do not.
-      ctx.type = 'application/json';
-      ctx.body = { error: { message: e.description || e.code, ...(e.code === 'jackson' ? { code: e.status } : {}) } };
-      return;
-    default:
-      ctx.type = 'application/json';
-      ctx.body = hydraBody(e, opts.exposeDebug);
-  }
+  ctx.type = shaped?.type ?? 'application/json';
+  ctx.body = shaped ? shaped.body : hydraBody(e, opts.exposeDebug);
+}
+
+/** An error with only a status and a text, in the request's family's shape when it has one. */
+export function plainError(
+  ctx: Context,
+  status: number,
+  description: string,
+  fallback: () => AppError,
+  headers?: Record<string, string>,
+): AppError {
+  return rendererOf(ctx, familyOf(ctx))?.plain?.(status, description, headers) ?? fallback();
 }
 
 /** Body-parser failures (co-body / raw-body) carry `status` and `type` but no `expose`. */
-function fromBodyParser(
-  err: { status?: number; type?: string; name?: string },
-  family: ErrorFamily | undefined,
-): AppError | undefined {
+function fromBodyParser(err: { status?: number; type?: string; name?: string }, ctx: Context): AppError | undefined {
   if (err.type === 'entity.too.large')
     return new AppError({ status: 413, code: HERODOT.badRequest, description: 'The request body is too large.' });
   if (err.type === 'entity.parse.failed' || (err.name === 'SyntaxError' && err.status === 400)) {
-    // RFC 7644 §3.12: an unparsable body is `invalidSyntax` for SCIM clients.
-    const code = family === 'scim' ? 'invalidSyntax' : HERODOT.badRequest;
-    return new AppError({ status: 400, code, description: 'The request body is not valid JSON.' });
+    const description = 'The request body is not valid JSON.';
+    return (
+      rendererOf(ctx, familyOf(ctx))?.invalidSyntax?.(description) ??
+      new AppError({ status: 400, code: HERODOT.badRequest, description })
+    );
   }
   if (err.status === 400 && typeof err.type === 'string') {
     return new AppError({ status: 400, code: HERODOT.badRequest, description: 'The request body could not be read.' });
@@ -77,26 +100,20 @@ export const UNAVAILABLE_TEXT = 'The service is temporarily unavailable, try aga
 
 /**
  * The answer while PostgreSQL cannot be reached: 503 with `Retry-After` (RFC 9110 §15.6.4), in the
- * family's shape. OAuth2 and the Hydra admin API use RFC 6749 §4.1.2.1 `temporarily_unavailable`
- * (fosite's description, our text as the hint); SCIM and Jackson's API carry the text itself.
+ * family's shape. The default is RFC 6749 §4.1.2.1 `temporarily_unavailable` (fosite's description,
+ * our text as the hint); a family with a plain shape carries the text itself.
  */
-export function unavailableError(family: ErrorFamily | undefined): AppError {
+function unavailableError(ctx: Context): AppError {
+  const family = familyOf(ctx);
   const headers = { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER) };
-  if (family === 'scim' || family === 'dsync')
-    return new AppError({
-      status: 503,
-      code: family === 'scim' ? 'scim' : 'error',
-      description: UNAVAILABLE_TEXT,
-      family,
-      headers,
-    });
+  const plain = rendererOf(ctx, family)?.plain?.(503, UNAVAILABLE_TEXT, headers);
+  if (plain) return plain;
   return new AppError({
     status: 503,
     code: 'temporarily_unavailable',
     description:
       'The authorization server is currently unable to handle the request due to a temporary overloading or maintenance of the server.',
     hint: UNAVAILABLE_TEXT,
-    family: family ?? 'hydra',
     headers,
   });
 }
@@ -107,18 +124,8 @@ export function unavailableError(family: ErrorFamily | undefined): AppError {
  */
 function fromDataException(err: unknown, ctx: Context): AppError | undefined {
   if (!isDataException(err)) return undefined;
-  const family = ctx.state.errorFamily as ErrorFamily | undefined;
-  if (family === 'scim') return new AppError({ status: 400, code: 'invalidValue', description: 'Invalid input.' });
-  if (family === 'dsync') return new AppError({ status: 400, code: 'error', description: 'Invalid input.' });
-  if (/^\/(oauth2|userinfo)(\/|$)/.test(ctx.path))
-    return new AppError({
-      status: 400,
-      code: 'invalid_request',
-      description:
-        'The request is missing a required parameter, includes an invalid parameter value, includes a parameter more than once, or is otherwise malformed.',
-      hint: 'A parameter contains a value that cannot be stored.',
-      family: 'oauth2',
-    });
+  const own = rendererOf(ctx, familyOf(ctx))?.invalidValue?.();
+  if (own) return own;
   return new AppError({
     status: 400,
     code: HERODOT.badRequest,
@@ -135,18 +142,24 @@ const ROUTE_NOT_FOUND = {
   },
 };
 
-export function errorMiddleware(opts: ErrorRenderOptions) {
+export function errorMiddleware(opts: ErrorRenderOptions & { renderers?: ErrorFamilies['renderers'] }) {
+  const { renderers = {}, ...renderOpts } = opts;
   return async function errors(ctx: Context, next: Next): Promise<void> {
+    ctx.state.errorRenderers = renderers;
     try {
       await next();
       if (ctx.body == null && ctx.status >= 400) {
         const status = ctx.status;
-        const family = ctx.state.errorFamily as ErrorFamily | undefined;
-        if (status === 404 && !(ctx as { _matchedRoute?: unknown })._matchedRoute && !family) {
+        // A family with its own body answers unmatched paths under its prefixes; elsewhere the generic body.
+        if (
+          status === 404 &&
+          !(ctx as { _matchedRoute?: unknown })._matchedRoute &&
+          !rendererOf(ctx, familyOf(ctx))?.render
+        ) {
           ctx.body = ROUTE_NOT_FOUND;
         } else {
           const text = status === 405 ? 'Method Not Allowed' : status === 404 ? HERODOT.notFound : 'error';
-          renderError(ctx, new AppError({ status, code: text, description: '' }), opts);
+          renderError(ctx, new AppError({ status, code: text, description: '' }), renderOpts);
         }
         ctx.status = status;
       }
@@ -154,27 +167,19 @@ export function errorMiddleware(opts: ErrorRenderOptions) {
       // A database outage is never the caller's fault nor an internal error: 503, whatever wrapped it.
       if (isDatabaseUnavailable(err)) {
         ctx.state.log?.warn({ code: (err as { code?: string }).code }, 'database unavailable');
-        renderError(ctx, unavailableError(ctx.state.errorFamily as ErrorFamily | undefined), opts);
+        renderError(ctx, unavailableError(ctx), renderOpts);
         return;
       }
-      const e =
-        err instanceof AppError
-          ? err
-          : (fromBodyParser(err as never, ctx.state.errorFamily as ErrorFamily | undefined) ??
-            fromDataException(err, ctx));
+      const e = err instanceof AppError ? err : (fromBodyParser(err as never, ctx) ?? fromDataException(err, ctx));
       if (e) {
         if (e.status >= 500) ctx.state.log?.error({ err: e }, 'request failed');
-        renderError(ctx, e, opts);
+        renderError(ctx, e, renderOpts);
         return;
       }
       ctx.state.log?.error({ err }, 'unhandled error');
-      const family = ctx.state.errorFamily as ErrorFamily | undefined;
-      const generic = new AppError({ status: 500, code: HERODOT.internal, description: 'The error is unrecognizable' });
-      if (family === 'scim')
-        renderError(ctx, new AppError({ status: 500, code: 'scim', description: 'Internal server error' }), opts);
-      else if (family === 'dsync')
-        renderError(ctx, new AppError({ status: 500, code: 'error', description: 'Internal server error' }), opts);
-      else renderError(ctx, generic, opts);
+      const generic = () =>
+        new AppError({ status: 500, code: HERODOT.internal, description: 'The error is unrecognizable' });
+      renderError(ctx, plainError(ctx, 500, 'Internal server error', generic), renderOpts);
     }
   };
 }

@@ -3,8 +3,8 @@
  * `/admin/metrics/prometheus` (Hydra's path) on the admin listener only.
  */
 import Router from '@koa/router';
-import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
+import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
 
 export interface HealthDeps {
   version: string;

@@ -16,13 +16,17 @@ import type { ChangeFeed, ChangeTopic } from '../db/changes.ts';
 export const DOCUMENT_CACHE_CONTROL = 'public, max-age=60, must-revalidate';
 
 export interface PreparedDocument {
-  body: Buffer;
+  /**
+   * The serialised JSON. Written as a string: Node then sends the head and the body in one write,
+   * where a Buffer body costs a second (vectored) one.
+   */
+  body: string;
   etag: string;
 }
 
 export function prepareJson(value: unknown): PreparedDocument {
-  const body = Buffer.from(JSON.stringify(value), 'utf8');
-  return { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+  const body = JSON.stringify(value);
+  return { body, etag: `"${createHash('sha256').update(body, 'utf8').digest('base64url')}"` };
 }
 
 /** RFC 9110 §13.1.2: `*` or any listed entity tag, compared weakly. */
@@ -39,8 +43,9 @@ export function sendPrepared(ctx: Context, doc: PreparedDocument, cacheControl: 
     ctx.status = 304;
     return;
   }
-  ctx.body = doc.body;
+  // The type first: assigning a string body would otherwise set `text/plain` on the way.
   ctx.type = 'application/json';
+  ctx.body = doc.body;
 }
 
 /** A document built by `build`, kept while `topic` is unchanged; concurrent rebuilds share one build. */

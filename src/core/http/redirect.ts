@@ -9,6 +9,7 @@
  * instead of throwing: throwing would render the error here and, for 5xx codes, log at error.
  */
 import type { Context } from 'koa';
+import { noStore } from './params.ts';
 
 export interface AbortRedirect {
   /** The verified redirect URI of the client. */
@@ -41,8 +42,7 @@ export function abortRedirectUrl(a: AbortRedirect): string {
 
 /** Ends the request with a 303 redirect to the client carrying the error; logged at info. */
 export function abortWithRedirect(ctx: Context, a: AbortRedirect): void {
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('Pragma', 'no-cache');
+  noStore(ctx);
   ctx.status = 303; // fosite answers authorization errors with 303 See Other
   ctx.redirect(abortRedirectUrl(a));
   ctx.state.log?.info(

@@ -81,3 +81,31 @@ export async function removeDeadJobsByKey(exec: Executor, keys: string[]): Promi
     ))`.execute(exec);
   return rows.map((r) => Number(r.id));
 }
+
+export type JobState = 'waiting' | 'scheduled' | 'running' | 'failed';
+
+export interface JobCount {
+  task: string;
+  state: JobState;
+  count: number;
+}
+
+/**
+ * Jobs by task and state (completed jobs are deleted, so they are not counted): `running` (locked
+ * by a worker), `failed` (out of attempts), `scheduled` (due later: a retry's backoff or a run_at
+ * in the future), `waiting` (due now). The same states as the `gatehouse_jobs` gauge.
+ */
+export async function countJobs(exec: Executor): Promise<JobCount[]> {
+  const { rows } = await sql.raw<{ task: string; state: JobState; n: number }>(JOB_COUNTS_SQL).execute(exec);
+  return rows.map((r) => ({ task: r.task, state: r.state, count: Number(r.n) }));
+}
+
+/** The query behind `countJobs`, also run by the `gatehouse_jobs` gauge on its own pool. */
+export const JOB_COUNTS_SQL = `
+  select task_identifier as task,
+    case when locked_at is not null then 'running'
+         when attempts >= max_attempts then 'failed'
+         when run_at > now() then 'scheduled'
+         else 'waiting' end as state,
+    count(*)::int as n
+  from graphile_worker.jobs group by 1, 2 order by 1, 2`;

@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Logger as GraphileLogger, run, type Runner, type Task, type TaskList } from 'graphile-worker';
+import { Logger as GraphileLogger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger } from '../log.ts';
 import { gatedPool, startLiveness } from './liveness.ts';
@@ -38,6 +38,8 @@ export async function loadTaskList<C>(ctx: C, dir = TASKS_DIR): Promise<TaskList
     if (typeof task !== 'function' || typeof task.bindTo !== 'function') {
       throw new Error(`tasks/${file} must default-export a task made with defineTask()`);
     }
+    if (task.taskName !== undefined && task.taskName !== m[1])
+      throw new Error(`tasks/${file} defines the task ${task.taskName}: the file must be named after its task`);
     list[m[1] as string] = task.bindTo(ctx) as Task;
   }
   return list;

@@ -1,6 +1,7 @@
 /**
  * `defineTask(schema, handler)`: a graphile-worker task whose payload is parsed with zod and whose
- * handler receives the process's container. A payload that does not parse fails the job without
+ * handler receives the context the runner binds it to (the process's container; a task's type asks
+ * only for the part it uses). A payload that does not parse fails the job without
  * retries being useful, so it is reported clearly in `last_error`.
  */
 import type { JobHelpers, Task } from 'graphile-worker';
@@ -12,6 +13,8 @@ export type TaskHandler<C, P> = (ctx: C, payload: P, helpers: JobHelpers) => Pro
 
 export interface BoundTask<C> extends Task {
   bindTo(ctx: C): Task;
+  /** The registry name of a task made with `taskFrom` (registry.ts): its file must be `tasks/<name>.ts`. */
+  taskName?: string;
 }
 
 export function defineTask<C, S extends z.ZodType>(schema: S, handler: TaskHandler<C, z.output<S>>): BoundTask<C> {

@@ -10,6 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
 import client from 'prom-client';
+import { JOB_COUNTS_SQL } from '../jobs/admin.ts';
 
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
@@ -162,21 +163,12 @@ let jobsPool: pg.Pool | undefined;
 let jobsCache: { at: number; rows: Array<{ task: string; state: string; n: number }> } | undefined;
 let jobsInFlight: Promise<void> | undefined;
 
-const JOBS_SQL = `
-  select task_identifier as task,
-    case when locked_at is not null then 'running'
-         when attempts >= max_attempts then 'failed'
-         when run_at > now() then 'scheduled'
-         else 'waiting' end as state,
-    count(*)::int as n
-  from graphile_worker.jobs group by 1, 2`;
-
 async function refreshJobs(): Promise<void> {
   const pool = jobsPool;
   if (!pool) return;
   if (jobsCache && Date.now() - jobsCache.at < JOBS_CACHE_MS) return;
   jobsInFlight ??= pool
-    .query<{ task: string; state: string; n: number }>(JOBS_SQL)
+    .query<{ task: string; state: string; n: number }>(JOB_COUNTS_SQL)
     .then((r) => {
       jobsCache = { at: Date.now(), rows: r.rows };
     })
@@ -251,4 +243,63 @@ export function metricsServer(
       });
     });
   });
+}
+
+// With a separate queue database (`queue.dsn`): the job outbox's backlog in the data database, the
+// relay's work left. Read like the job gauge: one query per JOBS_CACHE_MS at most.
+let outboxPool: pg.Pool | undefined;
+let outboxCache: { at: number; jobs: number; oldest: number } | undefined;
+let outboxInFlight: Promise<void> | undefined;
+
+async function refreshOutbox(): Promise<void> {
+  const pool = outboxPool;
+  if (!pool) return;
+  if (outboxCache && Date.now() - outboxCache.at < JOBS_CACHE_MS) return;
+  outboxInFlight ??= pool
+    .query<{ n: number; age: number | null }>(
+      'select count(*)::int as n, extract(epoch from now() - min(created_at))::float8 as age from gatehouse_job_outbox',
+    )
+    .then((r) => {
+      outboxCache = { at: Date.now(), jobs: r.rows[0]?.n ?? 0, oldest: r.rows[0]?.age ?? 0 };
+    })
+    .catch(() => {
+      outboxCache = { at: Date.now(), jobs: outboxCache?.jobs ?? 0, oldest: outboxCache?.oldest ?? 0 };
+    })
+    .finally(() => {
+      outboxInFlight = undefined;
+    });
+  await outboxInFlight;
+}
+
+const outboxJobsGauge = new client.Gauge({
+  name: 'gatehouse_job_outbox_jobs',
+  help: 'With queue.dsn: jobs committed in the data database that the relay has not moved into the queue yet.',
+  registers: [registry],
+  async collect() {
+    if (!outboxPool) return;
+    await refreshOutbox();
+    this.set(outboxCache?.jobs ?? 0);
+  },
+});
+void outboxJobsGauge;
+
+const outboxAgeGauge = new client.Gauge({
+  name: 'gatehouse_job_outbox_oldest_seconds',
+  help: 'With queue.dsn: age of the oldest job waiting in the outbox (0 when empty); grows while no relay runs.',
+  registers: [registry],
+  async collect() {
+    if (!outboxPool) return;
+    await refreshOutbox();
+    this.set(outboxCache?.oldest ?? 0);
+  },
+});
+void outboxAgeGauge;
+
+/** The data pool the outbox gauges read with (only with a separate queue database). */
+export function observeOutbox(pool: pg.Pool): () => void {
+  outboxPool = pool;
+  outboxCache = undefined;
+  return () => {
+    if (outboxPool === pool) outboxPool = undefined;
+  };
 }

@@ -100,6 +100,9 @@ export async function startTracing(
   return handle;
 }
 
+/** Whether `startTracing` registered the SDK: without it every span is a no-op, so callers may skip them. */
+export const tracingActive = (): boolean => active !== undefined;
+
 const headerGetter = {
   keys: (h: Record<string, unknown>) => Object.keys(h),
   get: (h: Record<string, unknown>, key: string) => {
@@ -186,4 +189,4 @@ export function recordDbSpan(sqlText: string, durationMs: number, failed: boolea
   span.end(end);
 }
 
-export { SpanKind, SpanStatusCode, context as otelContext, trace as otelTrace };
+export { SpanKind, SpanStatusCode, trace as otelTrace };

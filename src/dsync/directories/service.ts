@@ -4,11 +4,12 @@
  * key ring and opened on read, because Jackson's record returns them.
  */
 import { randomUUID } from 'node:crypto';
+import { audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { randomToken } from '../../core/crypto/random.ts';
-import { audit } from '../../core/audit/events.ts';
+import type { ChangeFeed } from '../../core/db/changes.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import { dsyncError, dsyncMessage } from '../errors.ts';
 import type { LifecycleType } from '../events/lifecycle.ts';
@@ -41,7 +42,12 @@ export interface DirectoriesOptions {
   checkWebhookUrl?: (url: string) => Promise<string | undefined>;
   /** `dsync.page_limit` (Jackson's `db.pageLimit`) */
   pageLimit?: number;
+  /** Change notifications: with them, `loadKept` keeps directory rows in memory (see there). */
+  changes?: ChangeFeed | undefined;
 }
+
+/** Directory rows kept in memory per process for SCIM requests (the oldest go first). */
+const DIRECTORY_CACHE_SIZE = 10_000;
 
 const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
 type SecretField = (typeof SECRET_FIELDS)[number];
@@ -128,6 +134,37 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   async function load(id: string, db: Executor = o.db): Promise<Directory | undefined> {
     if (!isUuid(id)) return undefined;
     const r = await store.findDirectory(db, id.toLowerCase());
+    return r && fromRow(r);
+  }
+
+  /**
+   * Directory rows kept in memory for SCIM requests (authentication and the write's directory),
+   * while the change feed is live: every change of a directory, from any process, notifies
+   * `directory` and drops them all (a trigger, sql/0222; the event counter each write moves is not
+   * a change), as does a change made here (counted when it starts and when it ends). Unknown ids
+   * are not kept. The row is kept sealed: each request opens what it reads (the SCIM secret).
+   */
+  const kept = new Map<string, { version: string; row: store.DirectoryRow }>();
+  let localChanges = 0;
+  const changed = () => {
+    localChanges++;
+  };
+  const versionNow = (feed: ChangeFeed) => `${feed.version('directory')}/${localChanges}`;
+
+  async function loadKept(id: string): Promise<Directory | undefined> {
+    const feed = o.changes;
+    if (!feed?.live()) return load(id);
+    if (!isUuid(id)) return undefined;
+    const key = id.toLowerCase();
+    const version = versionNow(feed);
+    const k = kept.get(key);
+    if (k?.version === version) return fromRow(k.row);
+    const r = await store.findDirectory(o.db, key);
+    kept.delete(key);
+    if (r && versionNow(feed) === version) {
+      kept.set(key, { version, row: r });
+      if (kept.size > DIRECTORY_CACHE_SIZE) kept.delete(kept.keys().next().value as string);
+    }
     return r && fromRow(r);
   }
 
@@ -227,6 +264,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         : {}),
       updated_at: o.clock.now(),
     };
+    changed();
     const updated = await withTx(o.db, async (trx) => {
       const row = await store.updateDirectory(trx, current.id, patch);
       if (!row) throw notFound();
@@ -243,7 +281,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         },
       });
       return d;
-    });
+    }).finally(changed);
     return record(updated);
   }
 
@@ -254,6 +292,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   async function remove(id: unknown): Promise<void> {
     if (!nonEmpty(id)) throw dsyncError(400, 'Missing required parameter.');
     if (!isUuid(id)) throw notFound();
+    changed();
     await withTx(o.db, async (trx) => {
       const row = await store.deleteDirectory(trx, id.toLowerCase());
       if (!row) throw notFound();
@@ -264,7 +303,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
         target: { kind: 'directory', id: d.id },
         details: { directory_type: d.type, tenant: d.tenant, product: d.product },
       });
-    });
+    }).finally(changed);
   }
 
   /** The records of the directories the query selects. */
@@ -317,21 +356,25 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   ): Promise<Directory | undefined> {
     if (!isUuid(id)) return undefined;
     const key = id.toLowerCase();
-    const row = await store.updateDirectory(db, key, {
-      google_access_token: sealField(key, 'google_access_token', t.accessToken),
-      google_access_token_expires_at: t.expiresAt,
-      ...(t.refreshToken !== undefined
-        ? { google_refresh_token: sealField(key, 'google_refresh_token', t.refreshToken) }
-        : {}),
-      ...(t.domain !== undefined ? { google_domain: t.domain } : {}),
-      ...(t.customerId !== undefined ? { google_customer_id: t.customerId } : {}),
-      updated_at: o.clock.now(),
-    });
+    changed();
+    const row = await store
+      .updateDirectory(db, key, {
+        google_access_token: sealField(key, 'google_access_token', t.accessToken),
+        google_access_token_expires_at: t.expiresAt,
+        ...(t.refreshToken !== undefined
+          ? { google_refresh_token: sealField(key, 'google_refresh_token', t.refreshToken) }
+          : {}),
+        ...(t.domain !== undefined ? { google_domain: t.domain } : {}),
+        ...(t.customerId !== undefined ? { google_customer_id: t.customerId } : {}),
+        updated_at: o.clock.now(),
+      })
+      .finally(changed);
     return row && fromRow(row);
   }
 
   return {
     load,
+    loadKept,
     lock,
     record,
     create,

@@ -16,9 +16,10 @@
  * A run processes directories four at a time and stops after `maxPosts` POSTs or `budgetMs`;
  * the job (tasks/dsync_process_events.ts) then schedules the next run (see `nextRun`).
  */
+
+import { metrics } from '../../core/observability/metrics.ts';
 import * as outbox from '../store/outbox.ts';
 import type { WebhookEvent } from '../types.ts';
-import { metrics } from '../../core/observability/metrics.ts';
 import { wireEvent } from './payload.ts';
 import { PROCESS_KEY, scheduleProcessing } from './service.ts';
 import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
@@ -169,21 +170,21 @@ export function createBatchService(o: BatchOptions) {
       report = await process();
     } finally {
       const at = await nextRun(report);
-      if (at) await scheduleProcessing(o.db, at, 'timer');
+      if (at) await scheduleProcessing(o.jobs, o.db, at, 'timer');
     }
     return report;
   }
 
   /** Asks for a run now (the v1 endpoint): answers at once, a worker does the work. */
   async function trigger(): Promise<void> {
-    await scheduleProcessing(o.db, o.clock.now(), 'api');
+    await scheduleProcessing(o.jobs, o.db, o.clock.now(), 'api');
   }
 
   /** Ends every backoff (or one directory's) and asks for a run now; returns how many directories waited. */
   async function retryNow(directoryId?: string): Promise<number> {
     const n = await outbox.clearBackoff(o.db, directoryId);
     const state = await outbox.batchState(o.db);
-    if (state.queued) await scheduleProcessing(o.db, o.clock.now(), 'retry');
+    if (state.queued) await scheduleProcessing(o.jobs, o.db, o.clock.now(), 'retry');
     return n;
   }
 
@@ -203,7 +204,7 @@ export function createBatchService(o: BatchOptions) {
   async function ensureScheduled(): Promise<boolean> {
     const at = await nextRun(emptyReport());
     if (!at) return false;
-    await scheduleProcessing(o.db, at, 'timer');
+    await scheduleProcessing(o.jobs, o.db, at, 'timer');
     return true;
   }
 

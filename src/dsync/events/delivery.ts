@@ -1,7 +1,7 @@
 /**
  * Real-time delivery: the work of a directory's sender, a `webhook_deliver` job in the directory's
  * queue `dsync:<directory id>` (so at most one runs per directory). A change that queues events
- * makes sure, under the directory's row lock, that the directory has a sender that will still run
+ * makes sure, under the directory's row lock, that the directory has a sender on its way
  * (store/events.ts writeEvents). The sender:
  *
  *   - reads the directory's queued events in `seq` order, a page at a time, and POSTs them one after
@@ -17,7 +17,13 @@
  * has attempts left). A failure after some successes hands the rest to a fresh job, so that a
  * receiver failing now and then never uses up the attempts of a sender that makes progress. A
  * sender out of attempts stays failed (visible in `graphile_worker.jobs`, `jobs failed`) with its
- * events queued; `jobs retry` or the directory's next event starts delivery again, still in order.
+ * events queued, and is marked failed in `dsync_webhook_senders` (the task on its last attempt, or
+ * the maintenance run for one that died on it); `jobs retry` or the directory's next event starts
+ * delivery again, still in order.
+ *
+ * A sender is named by its `senderId` (job key `dsync:sender:<senderId>`), never by a job id read
+ * back from graphile-worker: a data transaction never reads the job queue, which may live in
+ * another database (`queue.dsn`).
  * After `maxPerRun` events the sender hands over to a fresh job too (other directories get a turn).
  *
  * Exactly once by `id` for a receiver that de-duplicates: an event is never marked delivered
@@ -25,13 +31,13 @@
  * mark (at most FLUSH_EVERY events). A directory deleted, deactivated or left without webhook:
  * its queued events are dropped (logged at info).
  */
+import { randomUUID } from 'node:crypto';
 import { withTx } from '../../core/db/tx.ts';
-import { enqueue } from '../../core/jobs/enqueue.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { createKeepAlive } from '../../core/safe-fetch.ts';
 import * as outbox from '../store/outbox.ts';
 import { wireEvent } from './payload.ts';
-import { DELIVER_TASK, deliveryQueue } from './service.ts';
+import { enqueueSender } from './service.ts';
 import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
 
 export interface DeliveryOptions extends SenderOptions {
@@ -46,10 +52,16 @@ export interface DeliverJob {
   attempt: number;
 }
 
+/** The job's payload: `senderId` is absent in jobs of earlier releases (named by their job id). */
+export interface DeliverPayload {
+  directoryId: string;
+  senderId?: string | undefined;
+}
+
 export type DeliverOutcome =
   | { kind: 'nothing' }
   | { kind: 'dropped'; events: number; reason: string }
-  | { kind: 'delivered'; events: number; continuedBy?: number };
+  | { kind: 'delivered'; events: number; continuedBy?: string | undefined };
 
 /** Thrown when an attempt is not delivered: graphile-worker records the message and retries. */
 export class DeliveryFailed extends Error {
@@ -64,35 +76,37 @@ const PAGE = 200;
 export function createDeliveryService(o: DeliveryOptions) {
   const maxPerRun = o.maxPerRun ?? 1000;
 
-  /** A fresh sender job for the directory (it runs after this one: same queue). */
-  const handOn = (directoryId: string) =>
+  /**
+   * A fresh sender for the directory (its job runs after this one: same queue); with `replacing`,
+   * only if that sender is still the directory's. Returns the new sender's id, or undefined.
+   */
+  const handOn = (directoryId: string, replacing?: outbox.SenderRef) =>
     withTx(o.db, async (trx) => {
-      const id = await enqueue(
-        trx,
-        DELIVER_TASK,
-        { directoryId },
-        { queueName: deliveryQueue(directoryId), maxAttempts: o.maxAttempts },
-      );
-      await outbox.setSender(trx, directoryId, id);
-      return id;
+      const senderId = randomUUID();
+      if (replacing) {
+        if (!(await outbox.replaceSender(trx, directoryId, replacing, senderId))) return undefined;
+      } else await outbox.setSender(trx, directoryId, senderId);
+      await enqueueSender(o.jobs, trx, directoryId, senderId, o.maxAttempts);
+      return senderId;
     });
 
-  const release = (directoryId: string, jobId: number) =>
-    withTx(o.db, (trx) => outbox.releaseSender(trx, directoryId, jobId));
+  const release = (directoryId: string, sender: outbox.SenderRef) =>
+    withTx(o.db, (trx) => outbox.releaseSender(trx, directoryId, sender));
 
-  async function drop(directoryId: string, jobId: number, reason: string): Promise<DeliverOutcome> {
+  async function drop(directoryId: string, sender: outbox.SenderRef, reason: string): Promise<DeliverOutcome> {
     let events = 0;
     do events += await outbox.dropQueued(o.db, directoryId, 'realtime');
-    while (!(await release(directoryId, jobId)));
+    while (!(await release(directoryId, sender)));
     // A deleted directory's events went with it (the count is unknown here): say so anyway.
     if (events || reason === 'directory deleted') o.log.info({ directoryId, events, reason }, 'webhook events dropped');
     return events ? { kind: 'dropped', events, reason } : { kind: 'nothing' };
   }
 
-  async function deliver(p: { directoryId: string }, job: DeliverJob): Promise<DeliverOutcome> {
+  async function deliver(p: DeliverPayload, job: DeliverJob): Promise<DeliverOutcome> {
+    const sender: outbox.SenderRef = { senderId: p.senderId, jobId: job.id };
     const directory = await o.directories.load(p.directoryId);
     const reason = undeliverable(directory);
-    if (reason || !directory) return drop(p.directoryId, job.id, reason ?? 'directory deleted');
+    if (reason || !directory) return drop(p.directoryId, sender, reason ?? 'directory deleted');
     const target = directory.webhook;
     const keepAlive = createKeepAlive();
     let delivered = 0;
@@ -108,7 +122,7 @@ export function createDeliveryService(o: DeliveryOptions) {
       for (;;) {
         const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE);
         if (!rows.length) {
-          if (await release(directory.id, job.id))
+          if (await release(directory.id, sender))
             return delivered ? { kind: 'delivered', events: delivered } : { kind: 'nothing' };
           continue;
         }
@@ -141,18 +155,41 @@ export function createDeliveryService(o: DeliveryOptions) {
   }
 
   /**
-   * Gives a sender to directories whose real-time events wait without one that exists (its job
-   * removed by hand with `complete_jobs`/`remove_job`): the crontab's maintenance run calls this.
-   * Returns the new jobs.
+   * The crontab's maintenance run: checks each directory's sender against the job queue. A sender
+   * whose job no longer exists (removed by hand with `complete_jobs`/`remove_job`) is replaced
+   * when events wait, and marked failed otherwise; one whose job ran out of attempts without
+   * saying so (its worker died on the last one) is marked failed, so the directory's next event
+   * starts a new sender. Directories with waiting events and no sender row get one. Returns the
+   * new senders.
    */
-  async function repairOrphans(): Promise<number[]> {
-    const created: number[] = [];
-    for (const directoryId of await outbox.directoriesWithoutSender(o.db)) created.push(await handOn(directoryId));
+  async function repairOrphans(): Promise<string[]> {
+    const created: string[] = [];
+    const senders = await outbox.activeSenders(o.db);
+    const keyed = senders.filter((s) => s.senderId);
+    const byKey = await o.jobs.queue.keyedStates(
+      o.db,
+      keyed.map((s) => outbox.senderJobKey(s.senderId as string)),
+    );
+    const byId = await o.jobs.queue.statesById(senders.filter((s) => !s.senderId).map((s) => s.jobId));
+    for (const s of senders) {
+      const state = s.senderId ? byKey.get(outbox.senderJobKey(s.senderId)) : byId.get(s.jobId);
+      if (state === 'live') continue;
+      if (state === undefined && s.waiting) {
+        const id = await handOn(s.directoryId, s);
+        if (id) created.push(id);
+      } else await outbox.markSenderFailed(o.db, s.directoryId, s);
+    }
+    for (const directoryId of await outbox.directoriesWithoutSender(o.db)) {
+      const id = await handOn(directoryId);
+      if (id) created.push(id);
+    }
     if (created.length) o.log.warn({ jobs: created.length }, 'webhook events without a delivery job were given one');
     return created;
   }
 
-  return { deliver, repairOrphans };
-}
+  /** The task on its last attempt: the sender is out of attempts (the directory's next event starts a new one). */
+  const senderFailed = (p: DeliverPayload, job: DeliverJob) =>
+    outbox.markSenderFailed(o.db, p.directoryId, { senderId: p.senderId, jobId: job.id });
 
-export type DeliveryService = ReturnType<typeof createDeliveryService>;
+  return { deliver, repairOrphans, senderFailed };
+}

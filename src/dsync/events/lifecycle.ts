@@ -10,12 +10,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import { enqueue } from '../../core/jobs/enqueue.ts';
 import type { SafeFetch } from '../../core/safe-fetch.ts';
+import type { DsyncJobs } from '../tasks.ts';
 import { DeliveryFailed } from './delivery.ts';
 import { postWebhook } from './webhook.ts';
 
-export const LIFECYCLE_TASK = 'dsync_lifecycle_webhook';
+export const LIFECYCLE_TASK = 'dsync_lifecycle_webhook' as const;
 export const LIFECYCLE_QUEUE = 'dsync:lifecycle';
 
 export type LifecycleType = 'dsync.created' | 'dsync.deleted' | 'dsync.activated' | 'dsync.deactivated';
@@ -35,6 +35,7 @@ export function createLifecycleService(o: {
   endpoint: string;
   secret: string;
   maxAttempts: number;
+  jobs: DsyncJobs;
 }) {
   const enabled = o.endpoint !== '' && o.secret !== '';
 
@@ -53,7 +54,12 @@ export function createLifecycleService(o: {
       id: randomUUID(),
       created_at: o.clock.now().toISOString(),
     };
-    await enqueue(trx, LIFECYCLE_TASK, { event }, { queueName: LIFECYCLE_QUEUE, maxAttempts: o.maxAttempts });
+    await o.jobs.add(
+      trx,
+      LIFECYCLE_TASK,
+      { event: { ...event } },
+      { queueName: LIFECYCLE_QUEUE, maxAttempts: o.maxAttempts },
+    );
   }
 
   /** One attempt (the job's body); throws when not delivered, so graphile-worker retries. */
@@ -65,5 +71,3 @@ export function createLifecycleService(o: {
 
   return { enabled, emit, deliver };
 }
-
-export type LifecycleService = ReturnType<typeof createLifecycleService>;

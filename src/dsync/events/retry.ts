@@ -18,16 +18,17 @@ export interface RetryReport {
   batches: number;
 }
 
-export function createRetryService(o: { db: Db; directories: DirectoriesService; batch: BatchService }) {
+/** `queueDb`: the queue database, where failed jobs are (the data database unless `queue.dsn` is set). */
+export function createRetryService(o: { queueDb: Db; directories: DirectoriesService; batch: BatchService }) {
   async function retry(directoryId?: unknown): Promise<RetryReport> {
     if (directoryId !== undefined && directoryId !== '') {
       const d = await o.directories.get(directoryId); // 404 for an unknown directory
-      const jobs = await retryFailedJobs(o.db, { task: DELIVER_TASK, queue: deliveryQueue(d.id) });
+      const jobs = await retryFailedJobs(o.queueDb, { task: DELIVER_TASK, queue: deliveryQueue(d.id) });
       return { jobs: jobs.length, batches: await o.batch.retryNow(d.id) };
     }
     const jobs = [
-      ...(await retryFailedJobs(o.db, { task: DELIVER_TASK })),
-      ...(await retryFailedJobs(o.db, { task: LIFECYCLE_TASK })),
+      ...(await retryFailedJobs(o.queueDb, { task: DELIVER_TASK })),
+      ...(await retryFailedJobs(o.queueDb, { task: LIFECYCLE_TASK })),
     ];
     return { jobs: jobs.length, batches: await o.batch.retryNow() };
   }

@@ -8,16 +8,19 @@
  * - directory without webhook endpoint or secret: nothing (Jackson drops the event);
  * - batch mode (`dsync.webhook_batch_size` > 0): an outbox row for the batch processor;
  * - otherwise: an outbox row, and the directory's sender job (`webhook_deliver`, queue
- *   `dsync:<directory id>`) enqueued when it has none that will still run (see delivery.ts).
+ *   `dsync:<directory id>`) enqueued when it has none on its way (see delivery.ts). Whether it has
+ *   one is read from `dsync_webhook_senders` in the data database, never from the job queue, so
+ *   the same code runs with the queue in another database (`queue.dsn`: jobs go through the
+ *   outbox, src/core/jobs/queue.ts).
  * No event and no delivery exist for a change that rolled back; no committed change lacks them.
  * Callbacks (`requests.handle(request, callback)`) are called by the caller after the commit,
  * with the same objects that are delivered (`batch.events` after `persistEvents`).
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
-import { hasWaitingJob, scheduleKeyed } from '../../core/jobs/enqueue.ts';
 import { type EventRow, writeEvents } from '../store/events.ts';
-import { ensureSender } from '../store/outbox.ts';
+import { claimSender, senderJobKey } from '../store/outbox.ts';
+import type { DsyncJobs } from '../tasks.ts';
 import type {
   Directory,
   DirectorySyncEvent,
@@ -29,8 +32,8 @@ import type {
 import { envelope, wireEvent } from './payload.ts';
 import { hasWebhook } from './webhook.ts';
 
-export const DELIVER_TASK = 'webhook_deliver';
-export const PROCESS_TASK = 'dsync_process_events';
+export const DELIVER_TASK = 'webhook_deliver' as const;
+export const PROCESS_TASK = 'dsync_process_events' as const;
 /** The one job key (and named queue) of batch processing runs. */
 export const PROCESS_KEY = 'dsync:process-events';
 export const deliveryQueue = (directoryId: string) => `dsync:${directoryId}`;
@@ -44,6 +47,8 @@ export interface DeliveryPolicy {
   /** `dsync.webhook.max_attempts` of each delivery job. */
   maxAttempts: number;
   now(): Date;
+  /** Where the transaction's jobs go. */
+  jobs: DsyncJobs;
   /**
    * false: the events are written (events API, callbacks) but no webhook delivery is queued. Set
    * when a library caller's callback is the event sink (Jackson's `dsync.callback` replaces
@@ -113,11 +118,9 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   if (!written) throw new DirectoryUnavailable('deleted');
   if (written.deactivated) throw new DirectoryUnavailable('deactivated');
   if (outbox === 'realtime') {
-    await ensureSender(trx, directory.id, {
-      task: DELIVER_TASK,
-      queueName: deliveryQueue(directory.id),
-      maxAttempts: policy.maxAttempts,
-    });
+    const senderId = randomUUID();
+    if (await claimSender(trx, directory.id, senderId))
+      await enqueueSender(policy.jobs, trx, directory.id, senderId, policy.maxAttempts);
   }
   const rows: EventRow[] = events.map((e, i) => ({
     ...e,
@@ -127,8 +130,9 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
   }));
   batch.events.push(...rows.map(wireEvent));
   // The interval timer of batch mode runs while there is work; the first queued event starts it.
-  if (outbox === 'batch' && policy.batchIntervalMs > 0 && !(await hasWaitingJob(trx, PROCESS_KEY))) {
-    await scheduleProcessing(trx, new Date(policy.now().getTime() + policy.batchIntervalMs), 'timer');
+  if (outbox === 'batch' && policy.batchIntervalMs > 0) {
+    const runAt = new Date(policy.now().getTime() + policy.batchIntervalMs);
+    await policy.jobs.ensure(trx, PROCESS_TASK, { trigger: 'timer' }, { ...PROCESS_SPEC, runAt });
   }
 }
 
@@ -149,12 +153,30 @@ export async function withEvents<T>(
   return { value, events: batch.events };
 }
 
+const PROCESS_SPEC = { jobKey: PROCESS_KEY, queueName: PROCESS_KEY, maxAttempts: 5 };
+
 /** Makes sure a batch processing run happens no later than `runAt`. */
-export async function scheduleProcessing(exec: Executor, runAt: Date, trigger: 'api' | 'timer' | 'retry') {
-  await scheduleKeyed(
+export async function scheduleProcessing(
+  jobs: DsyncJobs,
+  exec: Executor,
+  runAt: Date,
+  trigger: 'api' | 'timer' | 'retry',
+) {
+  await jobs.schedule(exec, PROCESS_TASK, { trigger }, { ...PROCESS_SPEC, runAt });
+}
+
+/** Enqueues the job of the directory's sender `senderId` (its queue runs one sender at a time). */
+export function enqueueSender(
+  jobs: DsyncJobs,
+  exec: Executor,
+  directoryId: string,
+  senderId: string,
+  maxAttempts: number,
+): Promise<void> {
+  return jobs.add(
     exec,
-    PROCESS_TASK,
-    { trigger },
-    { jobKey: PROCESS_KEY, queueName: PROCESS_KEY, runAt, maxAttempts: 5 },
+    DELIVER_TASK,
+    { directoryId, senderId },
+    { queueName: deliveryQueue(directoryId), maxAttempts, jobKey: senderJobKey(senderId) },
   );
 }

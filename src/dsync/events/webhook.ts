@@ -7,19 +7,23 @@
  * not followed (a webhook that redirects is misconfigured; the attempt fails with the 3xx).
  * Any 2xx is delivered. Errors never contain the secret or an address.
  */
-import { metrics } from '../../core/observability/metrics.ts';
+
 import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
 import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
+import { metrics } from '../../core/observability/metrics.ts';
 import { type KeepAlive, type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
 import type { DirectoriesService } from '../directories/service.ts';
+import type { DsyncJobs } from '../tasks.ts';
 import type { Directory } from '../types.ts';
 import type { WebhookLogsService } from './logs.ts';
 
 /** What the senders of directory events need (real-time delivery and batch mode). */
 export interface SenderOptions {
   db: Db;
+  /** Where jobs go (the data transaction, or the outbox with `queue.dsn`). */
+  jobs: DsyncJobs;
   clock: Clock;
   log: Logger;
   fetch: SafeFetch;

@@ -38,14 +38,21 @@ function memberIds(v: unknown): string[] {
   return [...new Set(ids as string[])];
 }
 
-/** Loads a group of the directory or throws Jackson's 404; a write locks the row (`forUpdate`). */
+/**
+ * Loads a group of the directory or throws Jackson's 404. A write locks the row: `update` (it reads
+ * and writes the group, or the whole member list) until the transaction ends, or `members` — shared
+ * with other such writes — for a write that adds and removes listed members only (see membersOnly).
+ */
 export async function loadGroup(
   db: Executor,
   directory: Directory,
   id: string,
-  forUpdate = false,
+  lock: 'update' | 'members' | undefined = undefined,
 ): Promise<DsyncGroup> {
-  const g = await groups.findGroup(db, directory.id, id, { forUpdate });
+  const g = await groups.findGroup(db, directory.id, id, {
+    forUpdate: lock === 'update',
+    forShare: lock === 'members',
+  });
   if (!g) throw scimError(404, 'Group not found');
   return g;
 }
@@ -193,6 +200,29 @@ async function applyOp(trx: Executor, group: DsyncGroup, o: PatchOp, batch: Even
   await groups.updateGroup(trx, changed);
   batch.add('group.updated', { group: changed });
   return changed;
+}
+
+/** `members[value eq "…"]`, or several such joined by `or` (Okta's removal): listed members only. */
+const LISTED_MEMBERS = /^members\[\s*value\s+eq\s+"[^"\\]*"(\s+or\s+value\s+eq\s+"[^"\\]*")*\s*\]$/i;
+
+/**
+ * Whether a PATCH only adds and removes listed members (`path: "members"`, `add`, or `remove` with
+ * a `value`, or `remove` with a `members[value eq "…"]` path): it neither reads nor writes the group
+ * row nor the member list as a whole, so PATCHes of one group may run side by side — each member
+ * row is its own (its insert or delete waits for a concurrent one of the same member, and the events
+ * follow commit order). The group row is locked FOR SHARE: such PATCHes share it, while a write that
+ * locks it FOR UPDATE (rename, replace, delete) waits for them and they for it; the same on
+ * CockroachDB. Malformed bodies say false (the PATCH then fails as before, under the full lock).
+ */
+export function membersOnly(body: unknown): boolean {
+  if (!isObject(body) || !Array.isArray(body.Operations) || !body.Operations.length) return false;
+  return body.Operations.every((raw) => {
+    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') return false;
+    const op = raw.op.trim().toLowerCase();
+    const path = raw.path.trim();
+    if (op === 'remove' && LISTED_MEMBERS.test(path)) return true;
+    return path.toLowerCase() === 'members' && (op === 'add' || op === 'remove') && raw.value !== undefined;
+  });
 }
 
 /** PATCH /Groups/{id}: each operation in order; 200 with the group as it ends up. */

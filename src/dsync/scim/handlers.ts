@@ -7,13 +7,20 @@
  */
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { param } from '../v1-handlers.ts';
+import type { FailedAuthTarget } from '../../core/http/auth-failures.ts';
+import { formDecode } from '../../core/http/params.ts';
+import { authToken, param } from '../v1-handlers.ts';
 import type { ScimService } from './service.ts';
 
 export const SCIM_PREFIX = '/api/scim/v2.0';
 
-/** Jackson `extractAuthToken`: the second token of `Authorization` (`Bearer <secret>`). */
-const authToken = (header: string): string | null => header.trim().split(/\s+/)[1] ?? null;
+const SCIM_PATH = /^\/api\/scim\/v2\.0\/([^/]+)\//;
+
+/** The failed-authentication limiter counts SCIM bearer checks per directory id (core/http/auth-failures.ts). */
+export const scimFailedAuthTarget: FailedAuthTarget = (ctx) => {
+  const m = SCIM_PATH.exec(ctx.path);
+  return m ? { kind: 'scim', credential: `scim:${formDecode(m[1] as string).toLowerCase()}` } : undefined;
+};
 
 const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
 
@@ -24,7 +31,7 @@ export function scimRoutes(r: Router, s: { scim: ScimService }): void {
       directoryId: ctx.params.directoryId ?? '',
       resourceType: ctx.params.resourceType ?? '',
       resourceId: ctx.params.resourceId,
-      apiSecret: authToken(ctx.get('authorization')),
+      apiSecret: authToken(ctx) || null,
       body: ctx.request.body,
       query: {
         count: int(param(ctx, 'count')),

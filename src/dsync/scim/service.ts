@@ -130,11 +130,14 @@ export function createScimService(o: {
   ) {
     if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query, o.pageLimit));
     if (id) {
-      const load = async (db: Executor) => groups.loadGroup(db, d, id, db !== o.db);
+      const load = async (db: Executor, lock: 'update' | 'members' = 'update') =>
+        groups.loadGroup(db, d, id, db !== o.db ? lock : undefined);
       if (method === 'PUT')
         return write('groups', d, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b), policy);
-      if (method === 'PATCH')
-        return write('groups', d, async (t, _d, b) => groups.patchGroup(t, await load(t), req.body, b), policy);
+      if (method === 'PATCH') {
+        const lock = groups.membersOnly(req.body) ? 'members' : 'update';
+        return write('groups', d, async (t, _d, b) => groups.patchGroup(t, await load(t, lock), req.body, b), policy);
+      }
       if (method === 'DELETE')
         return write('groups', d, async (t, _d, b) => groups.deleteGroup(t, await load(t), b), policy);
       const current = await load(o.db);
@@ -187,7 +190,7 @@ export function createScimService(o: {
   ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
-    const directory = await o.directories.load(String(req.directoryId ?? ''));
+    const directory = await o.directories.loadKept(String(req.directoryId ?? ''));
     if (!directory) throw scimError(404, 'Directory configuration not found.');
     const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
     const ok = safeEqual(directory.scim.secret, secret) && isScimType(directory.type) && directory.scim.secret !== '';

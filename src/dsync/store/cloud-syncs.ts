@@ -3,11 +3,7 @@
  * and the outcome of the last run. A lease is a deadline renewed by its owner after every page; a
  * run whose process died simply lets it expire.
  */
-import type { Selectable } from 'kysely';
-import type { DsyncCloudSyncsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
-
-export type CloudSyncRow = Selectable<DsyncCloudSyncsTable>;
 
 /**
  * Takes the lease of a directory's sync when nobody holds a live one. Returns false when another
@@ -76,10 +72,6 @@ export async function releaseLease(
     .where('directory_id', '=', directoryId)
     .where('lease_owner', '=', owner)
     .execute();
-}
-
-export async function findCloudSync(db: Executor, directoryId: string): Promise<CloudSyncRow | undefined> {
-  return db.selectFrom('dsync_cloud_syncs').selectAll().where('directory_id', '=', directoryId).executeTakeFirst();
 }
 
 /**

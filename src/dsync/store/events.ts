@@ -27,7 +27,7 @@ export interface NewEvents {
  * for that lock it sees the latest `event_seq`), inserts the events and their outbox rows.
  * Undefined when the directory is gone; the caller rolls back when it is deactivated. The first
  * event's seq is `before + 1`. (The sender check must be a statement of its own, after this one:
- * this statement's snapshot predates the lock wait; see store/outbox.ts ensureSender.)
+ * this statement's snapshot predates the lock wait; see store/outbox.ts claimSender.)
  */
 export async function writeEvents(
   db: Executor,

@@ -63,7 +63,8 @@ function compareOne(x: RawBuilder<string>, field: FieldRef, op: string, value: C
     case 'co':
       return sql<SqlBool>`strpos(${l}, ${v}::text) > 0`;
     case 'sw':
-      return sql<SqlBool>`starts_with(${l}, ${v}::text)`;
+      // left() rather than starts_with(), which CockroachDB does not document.
+      return sql<SqlBool>`left(${l}, length(${v}::text)) = ${v}::text`;
     case 'ew':
       return sql<SqlBool>`right(${l}, length(${v}::text)) = ${v}::text`;
     case 'gt':

@@ -42,10 +42,11 @@ export async function findGroup(
   db: Executor,
   directoryId: string,
   id: string,
-  opts: { forUpdate?: boolean } = {},
+  opts: { forUpdate?: boolean; forShare?: boolean } = {},
 ): Promise<DsyncGroup | undefined> {
   let q = db.selectFrom('dsync_groups').selectAll().where('directory_id', '=', directoryId).where('id', '=', id);
   if (opts.forUpdate) q = q.forUpdate();
+  else if (opts.forShare) q = q.forShare();
   const r = await q.executeTakeFirst();
   return r && toGroup(r);
 }

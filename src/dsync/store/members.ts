@@ -10,7 +10,8 @@ export async function addMembers(db: Executor, directoryId: string, groupId: str
   if (!userIds.length) return [];
   const rows = await db
     .insertInto('dsync_group_members')
-    .values(userIds.map((user_id) => ({ directory_id: directoryId, group_id: groupId, user_id })))
+    // In one order, so that writes adding the same members at once wait for each other, never in a cycle.
+    .values([...userIds].sort().map((user_id) => ({ directory_id: directoryId, group_id: groupId, user_id })))
     .onConflict((oc) => oc.doNothing())
     .returning('user_id')
     .execute();

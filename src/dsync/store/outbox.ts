@@ -1,10 +1,11 @@
 /**
  * dsync_webhook_outbox (events waiting for delivery), dsync_webhook_senders (the real-time sender
  * of each directory) and dsync_webhook_backoff (batch mode's per-directory retry gate). See
- * sql/0150_dsync_webhooks.sql and sql/0181_dsync_webhook_senders.sql.
+ * sql/0150_dsync_webhooks.sql, sql/0181_dsync_webhook_senders.sql and sql/0200_job_outbox.sql.
  */
-import { withTraceContext } from '../../core/observability/tracing.ts';
 import { sql } from 'kysely';
+import { engineOf } from '../../core/db/engine.ts';
+import { tryLockName } from '../../core/db/locks.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { DirectorySyncEvent } from '../types.ts';
 import type { EventRow } from './events.ts';
@@ -16,6 +17,7 @@ const BATCH_LOCK = 0x64_73_62_74; // 'dsbt'
 
 /** Takes the batch lock of a directory for the transaction; false when another processor has it. */
 export async function tryLockBatch(db: Executor, directoryId: string): Promise<boolean> {
+  if (engineOf(db) === 'cockroach') return tryLockName(db, `dsync-batch:${directoryId}`);
   const { rows } = await sql<{ ok: boolean }>`
     select pg_try_advisory_xact_lock(${BATCH_LOCK}::int, hashtext(${directoryId})) as ok`.execute(db);
   return rows[0]?.ok === true;
@@ -113,43 +115,61 @@ export async function dropQueued(db: Executor, directoryId: string, mode: Delive
   return Number(r.numDeletedRows);
 }
 
-// --- real-time senders (sql/0181_dsync_webhook_senders.sql) -------------------------------------
+// --- real-time senders (sql/0181_dsync_webhook_senders.sql, sql/0200_job_outbox.sql) ------------
 
-export interface SenderJob {
-  task: string;
-  queueName: string;
-  maxAttempts: number;
+/**
+ * A directory's sender: `senderId` for senders of this release (its job's key is
+ * `dsync:sender:<senderId>`), `jobId` alone for a job enqueued by an earlier release.
+ */
+export interface SenderRef {
+  senderId?: string | undefined;
+  jobId: number;
+}
+
+export const senderJobKey = (senderId: string): string => `dsync:sender:${senderId}`;
+
+const matches = (s: SenderRef) =>
+  s.senderId ? sql`sender_id = ${s.senderId}::uuid` : sql`sender_id is null and job_id = ${s.jobId}`;
+
+/**
+ * Claims the sender of a directory for a new sender `senderId` when it has none, or only one that
+ * ran out of attempts (`failed_at`): true when claimed (the caller enqueues its job in the same
+ * transaction), false when a sender is on its way. One statement, no read of the job queue. The
+ * caller holds the directory's row lock, so a sender stepping down (releaseSender) is either
+ * gone or still there for this statement, never half-way.
+ */
+export async function claimSender(db: Executor, directoryId: string, senderId: string): Promise<boolean> {
+  const { rows } = await sql<{ sender_id: string }>`
+    insert into dsync_webhook_senders (directory_id, sender_id) values (${directoryId}, ${senderId})
+    on conflict (directory_id) do update
+      set sender_id = excluded.sender_id, job_id = null, failed_at = null, created_at = now()
+      where dsync_webhook_senders.failed_at is not null
+    returning sender_id`.execute(db);
+  return rows.length > 0;
+}
+
+/** Makes `senderId` the directory's sender (a sender handing over to a fresh job). */
+export async function setSender(db: Executor, directoryId: string, senderId: string): Promise<void> {
+  await sql`insert into dsync_webhook_senders (directory_id, sender_id) values (${directoryId}, ${senderId})
+    on conflict (directory_id) do update set sender_id = excluded.sender_id, job_id = null, failed_at = null,
+      created_at = now()`.execute(db);
 }
 
 /**
- * Makes sure the directory has a sender that will still run (a job that exists with attempts left),
- * enqueueing one when it has none: one statement. The caller holds the directory's row lock and
- * must run this as a statement started after it got the lock, so that it sees a sender that
- * stepped down meanwhile (releaseSender) as gone.
+ * Replaces the sender `old` with `senderId` if `old` is still the directory's sender (a repair):
+ * true when replaced.
  */
-export async function ensureSender(db: Executor, directoryId: string, job: SenderJob): Promise<void> {
-  await sql`with live as (
-      select 1 from dsync_webhook_senders s
-      join graphile_worker._private_jobs j on j.id = s.job_id and j.attempts < j.max_attempts
-      where s.directory_id = ${directoryId}
-    ), fresh as (
-      select (graphile_worker.add_job(
-        identifier => ${job.task},
-        payload => ${JSON.stringify(withTraceContext({ directoryId }))}::json,
-        queue_name => ${job.queueName}::text,
-        max_attempts => ${job.maxAttempts}::int
-      )).id as id
-      where not exists (select 1 from live)
-    )
-    insert into dsync_webhook_senders (directory_id, job_id)
-    select ${directoryId}::uuid, id from fresh
-    on conflict (directory_id) do update set job_id = excluded.job_id, created_at = now()`.execute(db);
+export async function replaceSender(db: Executor, directoryId: string, old: SenderRef, senderId: string) {
+  const r = await sql`update dsync_webhook_senders set sender_id = ${senderId}, job_id = null, failed_at = null,
+      created_at = now()
+    where directory_id = ${directoryId} and ${matches(old)}`.execute(db);
+  return Number(r.numAffectedRows ?? 0) > 0;
 }
 
-/** Makes `jobId` the directory's sender. */
-export async function setSender(db: Executor, directoryId: string, jobId: number): Promise<void> {
-  await sql`insert into dsync_webhook_senders (directory_id, job_id) values (${directoryId}, ${jobId})
-    on conflict (directory_id) do update set job_id = excluded.job_id, created_at = now()`.execute(db);
+/** Marks the sender failed (out of attempts) if it is still the directory's: its next event starts a new one. */
+export async function markSenderFailed(db: Executor, directoryId: string, s: SenderRef): Promise<void> {
+  await sql`update dsync_webhook_senders set failed_at = now()
+    where directory_id = ${directoryId} and failed_at is null and ${matches(s)}`.execute(db);
 }
 
 /**
@@ -157,24 +177,49 @@ export async function setSender(db: Executor, directoryId: string, jobId: number
  * writer of the directory takes before it queues events and looks for a sender), true and the
  * sender row removed when no real-time event waits; false when some arrived meanwhile.
  */
-export async function releaseSender(db: Executor, directoryId: string, jobId: number): Promise<boolean> {
+export async function releaseSender(db: Executor, directoryId: string, s: SenderRef): Promise<boolean> {
   await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(db);
   const { rows } = await sql<{ waiting: boolean }>`select exists (
       select 1 from dsync_webhook_outbox where directory_id = ${directoryId} and mode = 'realtime'
     ) as waiting`.execute(db);
   if (rows[0]?.waiting) return false;
-  await sql`delete from dsync_webhook_senders where directory_id = ${directoryId} and job_id = ${jobId}`.execute(db);
+  await sql`delete from dsync_webhook_senders where directory_id = ${directoryId} and ${matches(s)}`.execute(db);
   return true;
 }
 
-/** Directories with real-time events waiting and no sender that will still run (its job removed by hand). */
+export interface SenderRow extends SenderRef {
+  directoryId: string;
+  /** Real-time events wait for the directory. */
+  waiting: boolean;
+}
+
+/** The senders not marked failed, with whether real-time events wait (for the maintenance run's check). */
+export async function activeSenders(db: Executor, limit = 1000): Promise<SenderRow[]> {
+  const { rows } = await sql<{
+    directory_id: string;
+    sender_id: string | null;
+    job_id: string | null;
+    waiting: boolean;
+  }>`
+    select s.directory_id, s.sender_id, s.job_id, exists (
+      select 1 from dsync_webhook_outbox o where o.directory_id = s.directory_id and o.mode = 'realtime'
+    ) as waiting
+    from dsync_webhook_senders s where s.failed_at is null
+    order by s.created_at limit ${limit}`.execute(db);
+  return rows.map((r) => ({
+    directoryId: r.directory_id,
+    senderId: r.sender_id ?? undefined,
+    jobId: Number(r.job_id ?? 0),
+    waiting: r.waiting,
+  }));
+}
+
+/** Directories with real-time events waiting and no sender row at all. */
 export async function directoriesWithoutSender(db: Executor, limit = 1000): Promise<string[]> {
   const { rows } = await sql<{ directory_id: string }>`
     select distinct o.directory_id from dsync_webhook_outbox o
-    where o.mode = 'realtime' and not exists (
-      select 1 from dsync_webhook_senders s join graphile_worker._private_jobs j on j.id = s.job_id
-      where s.directory_id = o.directory_id
-    )
+    where o.mode = 'realtime'
+      and not exists (select 1 from dsync_webhook_senders s where s.directory_id = o.directory_id)
     limit ${limit}`.execute(db);
   return rows.map((r) => r.directory_id);
 }

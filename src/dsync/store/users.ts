@@ -1,5 +1,6 @@
 /** dsync_users: SCIM users, keyed by (directory_id, id). */
 import { type Selectable, sql } from 'kysely';
+import { lockNames as lockNamesFor } from '../../core/db/locks.ts';
 import type { DsyncUsersTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -79,12 +80,14 @@ export async function findUser(
 /**
  * Serialises, until the transaction ends, the creates of a directory that claim any of these
  * names (case-insensitive): a check for a taken name followed by the insert cannot race with
- * another create of the same name. Transaction-level advisory locks, taken in one sorted order.
+ * another create of the same name (core/db/locks.ts: advisory locks on PostgreSQL, lock rows on
+ * CockroachDB), taken in one sorted order.
  */
 export async function lockNames(db: Executor, directoryId: string, kind: string, names: string[]): Promise<void> {
-  const keys = [...new Set(names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`))].sort();
-  if (!keys.length) return;
-  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) as k`.execute(db);
+  await lockNamesFor(
+    db,
+    names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`),
+  );
 }
 
 /** Users of the directory whose userName or email equals one of the given values (case-insensitive). */

@@ -1,7 +1,7 @@
 /**
  * Back from the consent UI: consume the consent verifier exactly once, store the consent session,
- * and answer the client with a code and/or tokens — all in one transaction, so a failure leaves the
- * verifier unused. With `feature_flags.discard_skipped_consents`, a skipped consent leaves only its
+ * and answer the client with a code and/or tokens — all in one transaction (for `response_type=code`,
+ * one statement), so a failure leaves the verifier unused. With `feature_flags.discard_skipped_consents`, a skipped consent leaves only its
  * id (until its verifier expires) instead of the full row, so it cannot be
  * reused.
  */
@@ -11,12 +11,15 @@ import { withTx } from '../../core/db/tx.ts';
 import type { FlowState, HandledConsent } from '../flows/states.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import {
+  type ConsentFlow,
   insertConsentFlow,
   insertUsedConsent,
   isConsentUsed,
   isVerifierUsed,
   markVerifierUsed,
+  storeConsentWithCode,
 } from '../store/flows.ts';
+import { codeValues } from '../store/tokens.ts';
 import { obfuscateSubject } from '../subject.ts';
 import type { Grant } from '../token/issue.ts';
 import type { GrantSession } from '../token/session.ts';
@@ -27,18 +30,11 @@ import { type AuthorizeOutcome, toClient } from './respond.ts';
 
 const alreadyUsed = () => oauth2Error('access_denied', { hint: 'The consent verifier has already been used.' });
 
-export async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
-  const flag = d.config.feature_flags.discard_skipped_consents;
-  const id = s.consentRequestId;
-  // The verifier cannot be used after this moment anyway, so the id need not be kept longer.
-  const usedUntil = verifierExpiry(d, s);
-  if (flag && s.consentSkip) {
-    if ((await isConsentUsed(trx, id)) || !(await insertUsedConsent(trx, id, usedUntil))) throw alreadyUsed();
-    return;
-  }
+/** The consent session row of a handled consent. */
+function consentRow(d: AuthorizeDeps, s: FlowState, c: HandledConsent): ConsentFlow {
   const login = s.login;
-  const stored = await insertConsentFlow(trx, {
-    consentRequestId: id,
+  return {
+    consentRequestId: s.consentRequestId,
     loginChallengeId: s.id,
     clientId: s.clientId,
     subject: s.subject,
@@ -61,7 +57,19 @@ export async function persistConsent(trx: Transaction<Database>, d: AuthorizeDep
     handledAt: new Date(c.handledAt * 1000),
     expiresAt: c.rememberFor > 0 ? new Date((s.requestedAt + c.rememberFor) * 1000) : null,
     sessionData: d.sessions.seal(c.session),
-  });
+  };
+}
+
+export async function persistConsent(trx: Transaction<Database>, d: AuthorizeDeps, s: FlowState, c: HandledConsent) {
+  const flag = d.config.feature_flags.discard_skipped_consents;
+  const id = s.consentRequestId;
+  // The verifier cannot be used after this moment anyway, so the id need not be kept longer.
+  const usedUntil = verifierExpiry(d, s);
+  if (flag && s.consentSkip) {
+    if ((await isConsentUsed(trx, id)) || !(await insertUsedConsent(trx, id, usedUntil))) throw alreadyUsed();
+    return;
+  }
+  const stored = await insertConsentFlow(trx, consentRow(d, s, c));
   // With the flag on, also record the id: a replayed, now skippable flow must not slip through.
   if (!stored || (flag && !(await insertUsedConsent(trx, id, usedUntil)))) throw alreadyUsed();
 }
@@ -123,11 +131,37 @@ export async function finishConsent(
   if (s.consentError) throw deniedError(s.consentError);
   const c = s.consent;
   if (!c || !s.login) throw oauth2Error('access_denied', { hint: 'The consent verifier has not been granted.' });
-  // Checked before the CSRF cookie, which the first use cleared: a replay is told what it is.
-  if (await isVerifierUsed(d.db, `consent:${s.consentRequestId}`)) throw alreadyUsed();
-  await checkCsrf(d, jar, d.cookies.consentCsrfName(s.clientId), s.consentCsrf ?? '');
+  const verifierId = `consent:${s.consentRequestId}`;
+  try {
+    await checkCsrf(d, jar, d.cookies.consentCsrfName(s.clientId), s.consentCsrf ?? '');
+  } catch (e) {
+    // The first use cleared the CSRF cookie: a replay is told what it is.
+    if (await isVerifierUsed(d.db, verifierId)) throw alreadyUsed();
+    throw e;
+  }
   const grant = grantOf(d, ar, s, c);
   const types = ar.responseTypes;
+  if (types.length === 1 && types[0] === 'code' && !d.config.feature_flags.discard_skipped_consents) {
+    // The common case in one statement (verifier record, consent row, code row), atomic without a transaction.
+    const code = d.issuer.mintAuthorizationCode(grant, {
+      redirectUri: ar.params.redirect_uri ?? '',
+      codeChallenge: ar.codeChallenge,
+      codeChallengeMethod: ar.codeChallengeMethod,
+    });
+    const stored = await storeConsentWithCode(
+      d.db,
+      consentRow(d, s, c),
+      { id: verifierId, expiresAt: verifierExpiry(d, s) },
+      codeValues(code.row),
+    );
+    if (!stored) throw alreadyUsed();
+    jar.clear(d.cookies.consentCsrfName(s.clientId));
+    return toClient(ar.redirectUri, ar.responseMode, {
+      code: code.token,
+      scope: grant.grantedScope.join(' '),
+      state: ar.state,
+    });
+  }
   const outcome = await withTx(d.db, async (trx) => {
     await persistConsent(trx, d, s, c);
     // The used-verifier record outlives a revocation of the consent (which deletes the flow row).

@@ -1,9 +1,9 @@
 /** Everything the authorization endpoint's steps need. */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import type { Database } from '../../core/db/schema.ts';
 import type { ClientOutbound } from '../client-keys.ts';
+import type { OAuth2Config } from '../deps.ts';
 import type { FlowCodec } from '../flows/challenge.ts';
 import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
@@ -11,7 +11,7 @@ import type { SessionCodec } from '../session-data.ts';
 import type { TokenIssuer } from '../token/issue.ts';
 
 export interface AuthorizeDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   /** The client's keys and guarded outbound client (request_uri, jwks_uri). */

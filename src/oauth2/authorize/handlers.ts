@@ -1,8 +1,9 @@
 /** `GET|POST /oauth2/auth` (oAuth2Authorize). */
 import type { Context } from 'koa';
-import type { Config } from '../../core/config/load.ts';
-import { koaCookieJar } from '../cookie-jar.ts';
 import { cspSource, sendHtml } from '../../core/http/html.ts';
+import { noStore } from '../../core/http/params.ts';
+import { koaCookieJar } from '../cookie-jar.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { formPostHtml } from './respond.ts';
 import type { AuthorizeService } from './service.ts';
 
@@ -21,7 +22,7 @@ export function requestParams(ctx: Context): Record<string, string> {
   return out;
 }
 
-export function authorizeHandlers(service: AuthorizeService, config: Config) {
+export function authorizeHandlers(service: AuthorizeService, config: OAuth2Config) {
   async function oAuth2Authorize(ctx: Context) {
     const outcome = await service.authorize(requestParams(ctx), koaCookieJar(ctx, config));
     if (outcome.aborted) {
@@ -29,8 +30,7 @@ export function authorizeHandlers(service: AuthorizeService, config: Config) {
       const level = outcome.aborted.status >= 500 ? 'error' : 'info';
       ctx.state.log?.[level]({ error: outcome.aborted.error }, 'authorization request aborted with a redirect');
     }
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Pragma', 'no-cache');
+    noStore(ctx);
     if (outcome.kind === 'form_post') {
       const { action, fields } = outcome;
       const target = cspSource(action);

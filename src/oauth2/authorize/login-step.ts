@@ -5,19 +5,14 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { safeEqual } from '../../core/crypto/random.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { CookieJar } from '../flows/cookies.ts';
 import type { FlowState } from '../flows/states.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { isPublicClient } from '../ports.ts';
 import { coversScopes, scopeStrategy, splitSpaces } from '../scope.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import { findRememberedConsent, isVerifierUsed, markVerifierUsed } from '../store/flows.ts';
-import {
-  deleteLoginSession,
-  findRememberedLoginSession,
-  type LoginSession,
-  upsertLoginSession,
-} from '../store/sessions.ts';
+import { confirmLogin, isVerifierUsed, markVerifierUsed } from '../store/flows.ts';
+import { deleteLoginSession, findRememberedLoginSession, type LoginSession } from '../store/sessions.ts';
 import { obfuscateSubject } from '../subject.ts';
 import { forcesLogin } from './checks/oidc.ts';
 import { isLocalhost } from './checks/redirect-uri.ts';
@@ -155,7 +150,11 @@ async function validatePrompt(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowSta
   }
 }
 
-/** Back from the login UI: check the verifier, record the login session, go to the consent UI. */
+/**
+ * Back from the login UI: check the verifier, record the login session, go to the consent UI. The
+ * writes and the remembered-consent read are one statement (confirmLogin); the used-verifier read
+ * happens only on the error paths, to tell a replay what it is.
+ */
 export async function afterLogin(
   d: AuthorizeDeps,
   ar: AuthorizeRequest,
@@ -168,34 +167,46 @@ export async function afterLogin(
     throw oauth2Error('invalid_client', { hint: 'The flow client id does not match the authorize request client id.' });
   }
   const used = () => oauth2Error('access_denied', { hint: 'The login verifier has already been used.' });
-  // Checked before the CSRF cookie, which the first use cleared: a replay is told what it is.
-  if (await isVerifierUsed(d.db, `login:${s.id}`)) throw used();
-  await checkCsrf(d, jar, d.cookies.loginCsrfName(s.clientId), s.loginCsrf);
+  const verifierId = `login:${s.id}`;
+  try {
+    await checkCsrf(d, jar, d.cookies.loginCsrfName(s.clientId), s.loginCsrf);
+  } catch (e) {
+    // The first use cleared the CSRF cookie: a replay is told what it is.
+    if (await isVerifierUsed(d.db, verifierId)) throw used();
+    throw e;
+  }
   const login = s.login;
   if (!login) throw oauth2Error('access_denied', { hint: 'The login verifier has not been granted.' });
-  // Usable once, whatever happened to the session since (a revoked session must stay revoked).
-  if (!(await markVerifierUsed(d.db, `login:${s.id}`, verifierExpiry(d, s)))) throw used();
-  jar.clear(d.cookies.loginCsrfName(s.clientId));
   const sub = obfuscateSubject(subjectConfig(d), ar.client, s.subject, login.forceSubjectIdentifier);
   try {
     await validatePrompt(d, ar, s, sub);
   } catch (e) {
+    // Usable once, whatever happened to the session since (a revoked session must stay revoked).
+    if (!(await markVerifierUsed(d.db, verifierId, verifierExpiry(d, s)))) throw used();
+    jar.clear(d.cookies.loginCsrfName(s.clientId));
     if ((e as { code?: string }).code === 'login_required') await revokeCookieSession(d, jar);
     throw e;
   }
   const ttl = d.config.ttl.authentication_session;
   const rememberMs = login.rememberFor > 0 ? Math.min(login.rememberFor * 1000, ttl) : ttl;
-  if (!s.loginSkip) {
-    await upsertLoginSession(d.db, {
-      id: s.sessionId,
-      subject: s.subject,
-      authenticatedAt: new Date(s.authTime * 1000),
-      remember: login.remember,
-      expiresAt: new Date(d.clock.now().getTime() + rememberMs),
-      identityProviderSessionId: login.identityProviderSessionId,
-    });
-    if (!login.remember) await revokeCookieSession(d, jar);
-  }
+  const rule = consentSkipRule(ar, s);
+  const confirmed = await confirmLogin(d.db, {
+    verifier: { id: verifierId, expiresAt: verifierExpiry(d, s) },
+    session: s.loginSkip
+      ? undefined
+      : {
+          id: s.sessionId,
+          subject: s.subject,
+          authenticatedAt: new Date(s.authTime * 1000),
+          remember: login.remember,
+          expiresAt: new Date(d.clock.now().getTime() + rememberMs),
+          identityProviderSessionId: login.identityProviderSessionId,
+        },
+    consentOf: rule === 'remembered' ? { clientId: ar.client.id, subject: s.subject, now: d.clock.now() } : undefined,
+  });
+  if (!confirmed.fresh) throw used();
+  jar.clear(d.cookies.loginCsrfName(s.clientId));
+  if (!s.loginSkip && !login.remember) await revokeCookieSession(d, jar);
   if (login.remember && (!s.loginSkip || login.extendSessionLifespan)) {
     const maxAgeMs = login.rememberFor > 0 ? login.rememberFor * 1000 : ttl;
     jar.set(d.cookies.sessionName, await d.cookies.sealSession(s.sessionId, maxAgeMs), {
@@ -203,10 +214,16 @@ export async function afterLogin(
       path: d.config.serve.cookies.paths.session,
     });
   }
-  return requestConsent(d, ar, jar, s);
+  const skip =
+    rule === 'remembered'
+      ? !!confirmed.rememberedScope &&
+        coversScopes(scopeStrategy(d.config.strategies.scope), confirmed.rememberedScope, s.requestedScope)
+      : rule;
+  return requestConsent(d, ar, jar, s, skip);
 }
 
-async function consentSkippable(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowState): Promise<boolean> {
+/** Whether the consent screen may be skipped: decided by the request and client, or by a remembered consent. */
+function consentSkipRule(ar: AuthorizeRequest, s: FlowState): boolean | 'remembered' {
   if (ar.prompt.includes('consent')) return false;
   // A public client's device cannot prove who it is: its user always confirms (Hydra).
   if (s.device && isPublicClient(ar.client)) return false;
@@ -217,8 +234,7 @@ async function consentSkippable(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowS
   }
   // gatehouse applies `skip_consent` server-side: such clients are trusted, their consent is skipped.
   if (ar.client.skipConsent) return true;
-  const previous = await findRememberedConsent(d.db, ar.client.id, s.subject, d.clock.now());
-  return !!previous && coversScopes(scopeStrategy(d.config.strategies.scope), previous.grantedScope, s.requestedScope);
+  return 'remembered';
 }
 
 async function requestConsent(
@@ -226,8 +242,8 @@ async function requestConsent(
   ar: AuthorizeRequest,
   jar: CookieJar,
   s: FlowState,
+  skip: boolean,
 ): Promise<AuthorizeOutcome> {
-  const skip = await consentSkippable(d, ar, s);
   if (ar.prompt.includes('none') && !skip) {
     throw oauth2Error('consent_required', { hint: "Prompt 'none' was requested, but no previous consent was found." });
   }

@@ -3,8 +3,9 @@
  * to be registered go to `urls.error`; after that to the client. Checks Hydra runs only after the
  * login and consent screens (PKCE, prompt values, nonce) run here, before any screen is shown.
  */
-import type { Config } from '../../core/config/load.ts';
+
 import type { ClientOutbound } from '../client-keys.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { type ClientPort, type FlowClient, isPublicClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
@@ -17,11 +18,11 @@ import {
   effectiveResponseMode,
   parseResponseMode,
 } from './checks/response.ts';
-import { applyRequestObject } from './request-object.ts';
 import type { AuthorizeRequest, ErrorTarget } from './request.ts';
+import { applyRequestObject } from './request-object.ts';
 
 export interface PipelineDeps {
-  config: Config;
+  config: OAuth2Config;
   outbound: ClientOutbound;
   clients: ClientPort;
   now: () => Date;

@@ -9,7 +9,7 @@
  * or for dynamically registered clients); key sets are cached (client-keys.ts). A failed fetch is
  * reported with a fixed message: no status, address or timing.
  */
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWK, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWK, errors as joseErrors, jwtVerify } from 'jose';
 import { SafeFetchError } from '../../core/safe-fetch.ts';
 import { ClientKeysError, type ClientOutbound } from '../client-keys.ts';
 import { oauth2Error } from '../oauth-errors.ts';

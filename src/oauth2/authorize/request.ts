@@ -31,5 +31,3 @@ export interface ErrorTarget {
   responseMode: ResponseMode;
   state: string;
 }
-
-export const has = (list: readonly string[], v: string) => list.includes(v);

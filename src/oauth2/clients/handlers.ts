@@ -3,12 +3,12 @@
  * decode → one service call → render.
  */
 import type { Context } from 'koa';
+import { firstValue } from '../../core/http/params.ts';
 import { linkHeader } from '../../core/pagination.ts';
-import type { WrittenClient } from './service.ts';
-import type { ClientService } from './service.ts';
 import { clientBody, decodeBody, lifespansBody, renderClient, toDraft, toLifespans } from './schemas.ts';
+import type { ClientService, WrittenClient } from './service.ts';
 
-const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
+const one = (v: string | string[] | undefined) => firstValue(v) || undefined;
 const idOf = (ctx: Context) => (ctx.params as { id: string }).id;
 /**
  * The parsed body, or undefined when none was sent (the body parser turns an empty body into `{}`,

@@ -8,7 +8,7 @@
  * registration (`opaqueErrors`), a failed sector_identifier_uri fetch is one fixed message that
  * names no status or cause, so an anonymous caller cannot use registration to probe targets.
  */
-import { SafeFetchError, type SafeFetch } from '../../core/safe-fetch.ts';
+import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
 import type { ClientDraft } from './model.ts';
 import { invalidMetadata } from './validate.ts';
 

@@ -3,6 +3,7 @@
  * Hydra's operation ids.
  */
 import type { Context, Next } from 'koa';
+import { bearerToken } from '../../core/http/params.ts';
 import { renderWritten } from './handlers.ts';
 import type { RegistrationService } from './registration.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
@@ -10,10 +11,7 @@ import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
 const idOf = (ctx: Context) => (ctx.params as { id: string }).id;
 
 /** RFC 6750 §2.1 bearer token from the Authorization header (scheme case-insensitive). */
-function bearer(ctx: Context): string | undefined {
-  const m = /^bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
-  return m?.[1];
-}
+const bearer = (ctx: Context): string | undefined => bearerToken(ctx.get('authorization'));
 
 export function registrationHandlers(registration: RegistrationService) {
   return {

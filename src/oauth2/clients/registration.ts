@@ -4,11 +4,11 @@
  * only with the registration access token (⚠ Hydra's spec text mentions client credentials, its code
  * uses the token alone); every PUT rotates that token.
  */
-import type { Core } from '../../container.ts';
+
 import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
-import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
 import { AppError, forbidden, notFound } from '../../core/errors.ts';
+import type { OAuth2Deps } from '../deps.ts';
 import * as store from '../store/clients.ts';
 import type { Client, ClientDraft } from './model.ts';
 import { clientBody, decodeBody, toDraft } from './schemas.ts';
@@ -23,9 +23,8 @@ const unauthorized = () =>
     description: 'The requested OAuth 2.0 client does not exist or you provided incorrect credentials.',
   });
 
-export function createRegistrationService(core: Pick<Core, 'db' | 'config'>, clients: ClientService) {
+export function createRegistrationService(core: Pick<OAuth2Deps, 'db' | 'config'>, clients: ClientService) {
   const { db, config } = core;
-  const nid = DEFAULT_NETWORK_ID;
 
   /** @throws 404 with Hydra's body when dynamic registration is off */
   function assertEnabled(): void {
@@ -34,7 +33,7 @@ export function createRegistrationService(core: Pick<Core, 'db' | 'config'>, cli
 
   /** The client the registration access token belongs to. @throws 401 for a missing, wrong or foreign token or an unknown id */
   async function authenticate(id: string, token: string | undefined): Promise<Client> {
-    const s = await store.findClientById(db, nid, id);
+    const s = await store.findClientById(db, id);
     const signature = token ? verifyOpaqueToken('ory_at_', token, config.secrets.system) : undefined;
     if (!s?.registrationSignature || !signature || !safeEqual(signature, s.registrationSignature)) {
       throw unauthorized();

@@ -16,7 +16,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { type HasherConfig, hashSecret, verifySecret } from '../../core/crypto/hash.ts';
-import { type KeyRing, keyRing } from '../../core/crypto/keys.ts';
+import { type KeyRing, keyRing, secretKey } from '../../core/crypto/keys.ts';
 import { randomString } from '../../core/crypto/random.ts';
 
 /** Hydra generates 26-character secrets (x.GenerateSecret); gatehouse keeps the length. */
@@ -45,8 +45,6 @@ export interface SecretHasherOptions {
   now?: () => number;
 }
 
-export type SecretHasher = ReturnType<typeof createSecretHasher>;
-
 export function createSecretHasher(o: SecretHasherOptions) {
   const cacheSize = o.cacheSize ?? 10_000;
   const ttl = o.cacheTtlMs ?? 10 * 60_000;
@@ -61,7 +59,7 @@ export function createSecretHasher(o: SecretHasherOptions) {
   const verified = new Map<string, number>();
   let decoy: Promise<string> | undefined;
 
-  const mac = (key: Buffer, secret: string) => createHmac('sha256', key).update(secret, 'utf8').digest();
+  const mac = (key: Buffer, secret: string) => createHmac('sha256', secretKey(key)).update(secret, 'utf8').digest();
 
   function keyed(secret: string): string {
     const k = keys().current;
@@ -79,7 +77,7 @@ export function createSecretHasher(o: SecretHasherOptions) {
   }
 
   const entry = (id: string, hash: string, secret: string) =>
-    createHmac('sha256', cacheKey).update(`${id}\0${hash}\0${secret}`, 'utf8').digest('base64url');
+    createHmac('sha256', secretKey(cacheKey)).update(`${id}\0${hash}\0${secret}`, 'utf8').digest('base64url');
 
   function remember(e: string) {
     if (!cacheSize) return;

@@ -5,22 +5,21 @@
  * tokens are Hydra opaque `ory_at_` tokens of which only the HMAC signature is stored.
  */
 import { randomUUID } from 'node:crypto';
-import type { Core } from '../../container.ts';
+import { audit } from '../../core/audit/events.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
-import { DEFAULT_NETWORK_ID } from '../../core/db/schema.ts';
-import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
+import type { OAuth2Deps } from '../deps.ts';
 import * as store from '../store/clients.ts';
 import { deleteTokensOfClient } from '../store/token-families.ts';
 import { type Client, type ClientDraft, isPublicClient, type Lifespans, type StoredClient } from './model.ts';
 import { checkClientOutbound } from './outbound.ts';
 import { applyClientPatch } from './patch.ts';
-import { createSecretHasher, generateSecret } from './secrets.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
+import { createSecretHasher, generateSecret } from './secrets.ts';
 import { type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
 
 /** A write's result: the client plus the values shown only once. */
@@ -48,10 +47,9 @@ const CLIENT_CACHE_SIZE = 10_000;
 const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 
 export function createClientService(
-  core: Pick<Core, 'db' | 'config' | 'clock' | 'fetch'> & Partial<Pick<Core, 'changes'>>,
+  core: Pick<OAuth2Deps, 'db' | 'config' | 'clock' | 'fetch' | 'fetchDynamic'> & Partial<Pick<OAuth2Deps, 'changes'>>,
 ) {
   const { db, config, clock } = core;
-  const nid = DEFAULT_NETWORK_ID;
   // Derived per call (cheap HKDF), so building the service never fails on a missing secret.
   const pageRing = () => keyRing(paginationSecrets(config), 'pagination');
   const hashers = config.oauth2.hashers;
@@ -76,7 +74,7 @@ export function createClientService(
     const strict = dynamic && !config.oidc.dynamic_client_registration.allow_internal_addresses;
     await checkClientOutbound(
       valid,
-      strict ? core.fetch.oauth2Dynamic : core.fetch.oauth2,
+      strict ? core.fetchDynamic : core.fetch,
       strict || config.clients.http.disallow_private_ip_ranges,
       { opaqueErrors: dynamic },
     );
@@ -119,7 +117,7 @@ export function createClientService(
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
     await withTx(db, async (trx) => {
-      await store.insertClient(trx, nid, {
+      await store.insertClient(trx, {
         client,
         secretHash,
         registrationSignature: reg.signature,
@@ -141,14 +139,14 @@ export function createClientService(
 
   /** @throws 404 "Unable to locate the resource" */
   async function get(id: string): Promise<Client> {
-    const s = await store.findClientById(db, nid, id);
+    const s = await store.findClientById(db, id);
     if (!s) throw dbNotFound();
     return s.client;
   }
 
   /** The client, or undefined (for other features: authorize, token, logout, …). */
   async function getClient(id: string): Promise<Client | undefined> {
-    return (await store.findClientById(db, nid, id))?.client;
+    return (await store.findClientById(db, id))?.client;
   }
 
   /** One keyset page ordered by id. @throws 400 on a bad page_size or page_token */
@@ -164,7 +162,7 @@ export function createClientService(
         description: 'Unable to parse pagination parameters: invalid pagination token',
       });
     }
-    const rows = await store.listClients(db, nid, {
+    const rows = await store.listClients(db, {
       limit: page.size + 1,
       afterId: afterId as string | undefined,
       clientName: q.clientName,
@@ -183,7 +181,7 @@ export function createClientService(
   ): Promise<WrittenClient> {
     const secretHash = valid.client_secret ? await secrets.hashChosen(valid.client_secret) : old.secretHash;
     const client = toClient({ ...valid, client_id: old.client.client_id }, old.client.created_at, now());
-    await store.replaceClient(trx, nid, {
+    await store.replaceClient(trx, {
       client,
       secretHash,
       registrationSignature: registrationSignature ?? old.registrationSignature,
@@ -207,7 +205,7 @@ export function createClientService(
   ): Promise<WrittenClient> {
     const valid = await validate({ ...draft, client_id: id }, opts.dynamic ?? false);
     return withTx(db, async (trx) => {
-      const old = await store.findClientById(trx, nid, id, { forUpdate: true });
+      const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();
       return write(trx, old, valid, opts.registrationSignature);
     });
@@ -220,7 +218,7 @@ export function createClientService(
    */
   async function patch(id: string, ops: unknown): Promise<WrittenClient> {
     return withTx(db, async (trx) => {
-      const old = await store.findClientById(trx, nid, id, { forUpdate: true });
+      const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();
       const current = old.secretHash ?? '';
       const patched = applyClientPatch(renderClient(old.client, { client_secret: current }), ops);
@@ -233,10 +231,10 @@ export function createClientService(
   /** Replaces the 13 lifespans (omitted ones become null). @throws 404 unknown client */
   async function setLifespans(id: string, lifespans: Lifespans): Promise<Client> {
     return withTx(db, async (trx) => {
-      const old = await store.findClientById(trx, nid, id, { forUpdate: true });
+      const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();
       const client: Client = { ...old.client, ...lifespans, updated_at: now() };
-      await store.replaceClient(trx, nid, { ...old, client });
+      await store.replaceClient(trx, { ...old, client });
       await audit(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id }, details: { lifespans: true } });
       return client;
     });
@@ -245,7 +243,7 @@ export function createClientService(
   /** Deletes the client and every token issued to it. @throws 404 unknown client */
   async function remove(id: string): Promise<void> {
     await withTx(db, async (trx) => {
-      if (!(await store.deleteClientById(trx, nid, id))) throw dbNotFound();
+      if (!(await store.deleteClientById(trx, id))) throw dbNotFound();
       await deleteTokensOfClient(trx, id);
       await audit(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });
     });
@@ -266,9 +264,7 @@ export function createClientService(
     const hash = stored.secretHash;
     const r = await secrets.verify(stored.client.client_id, secret, hash);
     if (r.ok && r.rehash) {
-      const swapped = await store
-        .replaceSecretHash(db, nid, stored.client.client_id, hash, r.rehash)
-        .catch(() => false);
+      const swapped = await store.replaceSecretHash(db, stored.client.client_id, hash, r.rehash).catch(() => false);
       // (The write also notifies every process, which then reads the row again.)
       if (swapped) stored.secretHash = r.rehash;
     }
@@ -283,11 +279,11 @@ export function createClientService(
   const known = new Map<string, { version: number; stored: StoredClient }>();
   async function findStored(id: string): Promise<StoredClient | undefined> {
     const feed = core.changes;
-    if (!feed?.live()) return store.findClientById(db, nid, id);
+    if (!feed?.live()) return store.findClientById(db, id);
     const version = feed.version('client');
     const k = known.get(id);
     if (k?.version === version) return k.stored;
-    const s = await store.findClientById(db, nid, id);
+    const s = await store.findClientById(db, id);
     if (!s) return undefined;
     known.delete(id);
     known.set(id, { version, stored: s });

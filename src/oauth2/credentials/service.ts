@@ -14,8 +14,8 @@ import { decodeProtectedHeader, importJWK, type JWK, jwtVerify, SignJWT } from '
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import type { Database } from '../../core/db/schema.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { parseOr400 } from '../guard.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { KeyPort } from '../ports.ts';
@@ -36,7 +36,7 @@ export const createVerifiableCredentialBody = z.looseObject({
 });
 
 export interface CredentialsDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   keys: KeyPort;

@@ -5,9 +5,9 @@
  * is stored only as its HMAC-SHA256 under a key derived from each system secret (rotation).
  */
 import { createHmac } from 'node:crypto';
-import type { Config } from '../../core/config/load.ts';
-import { deriveKey } from '../../core/crypto/keys.ts';
+import { deriveKey, secretKey } from '../../core/crypto/keys.ts';
 import { randomString } from '../../core/crypto/random.ts';
+import type { OAuth2Config } from '../deps.ts';
 
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
@@ -25,12 +25,12 @@ export interface UserCodes {
   signatures(code: string): string[];
 }
 
-export function createUserCodes(config: Config): UserCodes {
+export function createUserCodes(config: OAuth2Config): UserCodes {
   const uc = config.oauth2.device_authorization.user_code;
   const preset = PRESETS[uc.entropy_preset];
   const length = uc.length > 0 ? uc.length : preset.length;
   const alphabet = uc.character_set || preset.alphabet;
-  const keys = config.secrets.system.map((s) => deriveKey(s, 'flow').key);
+  const keys = config.secrets.system.map((s) => secretKey(deriveKey(s, 'flow').key));
   const signatures = (code: string) =>
     keys.map((k) => createHmac('sha256', k).update(`user_code:${code}`, 'utf8').digest('base64url'));
   return {

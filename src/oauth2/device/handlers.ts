@@ -5,23 +5,23 @@
  */
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { Config } from '../../core/config/load.ts';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
+import { firstValue, noStore } from '../../core/http/params.ts';
 import { requestParams } from '../authorize/handlers.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
-import { firstValue, parseOr400 } from '../guard.ts';
-import { formFields } from '../token/handlers.ts';
+import type { OAuth2Config } from '../deps.ts';
+import { parseOr400 } from '../guard.ts';
+import { oauth2Form } from '../token/handlers.ts';
 import type { DeviceService } from './service.ts';
 
 export const acceptDeviceUserCodeBody = z.looseObject({ user_code: z.string().optional() });
 
-export function deviceHandlers(service: DeviceService, config: Config) {
+export function deviceHandlers(service: DeviceService, config: OAuth2Config) {
   async function oAuth2DeviceFlow(ctx: Context) {
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Pragma', 'no-cache');
+    noStore(ctx);
     try {
-      ctx.body = await service.authorize(formFields(ctx), ctx.get('authorization') || undefined);
+      ctx.body = await service.authorize(oauth2Form(ctx), ctx.get('authorization') || undefined);
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       renderError(ctx, e, { exposeDebug: config.oauth2.expose_internal_errors });
@@ -31,7 +31,7 @@ export function deviceHandlers(service: DeviceService, config: Config) {
 
   async function performOAuth2DeviceVerificationFlow(ctx: Context) {
     const outcome = await service.verify(requestParams(ctx), koaCookieJar(ctx, config));
-    ctx.set('Cache-Control', 'no-store');
+    noStore(ctx);
     if (outcome.kind !== 'redirect') throw new Error('device verification answers with redirects only');
     ctx.status = outcome.status;
     ctx.set('Location', outcome.location);

@@ -16,13 +16,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { openJson, sealJson, TokenError } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
-import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
-import { persistConsent, grantOf } from '../authorize/consent-step.ts';
+import { grantOf, persistConsent } from '../authorize/consent-step.ts';
 import type { AuthorizeDeps } from '../authorize/deps.ts';
 import { afterLogin, checkCsrf, startLogin, verifierExpiry } from '../authorize/login-step.ts';
 import type { AuthorizeRequest } from '../authorize/request.ts';
@@ -33,7 +33,6 @@ import type { CookieJar } from '../flows/cookies.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
-import { isConsentUsed, markVerifierUsed } from '../store/flows.ts';
 import {
   countWrongUserCode,
   findByUserCode,
@@ -41,6 +40,7 @@ import {
   settleDeviceRequest,
   wrongUserCodes,
 } from '../store/device.ts';
+import { isConsentUsed, markVerifierUsed } from '../store/flows.ts';
 import { authenticateClient, type ClientAuthDeps } from '../token/client-auth.ts';
 import { DEVICE_CODE_GRANT, type UserCodes } from './codes.ts';
 

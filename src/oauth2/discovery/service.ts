@@ -4,7 +4,7 @@
  * `select_account` and handles it like `login`; Hydra 26.2 publishes no such field). The ID-token signing
  * algorithm is the one of the current `hydra.openid.id-token` signing key, generated if missing.
  */
-import type { Config } from '../../core/config/load.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { ID_TOKEN_SET, type KeyProvider } from '../jwk/provider.ts';
 
 export interface DiscoveryService {
@@ -65,11 +65,11 @@ export function appendPath(base: string, path: string): string {
 const unique = (xs: string[]) => [...new Set(xs)];
 
 /** The advertised `token_endpoint`: the webfinger override, else `<public URL>/oauth2/token`. */
-export const tokenEndpoint = (c: Config): string =>
+export const tokenEndpoint = (c: OAuth2Config): string =>
   c.webfinger.oidc_discovery.token_url || appendPath(c.urls.self.public, '/oauth2/token');
 
 /** Hydra's SubjectTypesSupported: pairwise is dropped under the JWT access-token strategy; public is the fallback. */
-export function subjectTypesSupported(c: Config): string[] {
+export function subjectTypesSupported(c: OAuth2Config): string[] {
   const types = c.oidc.subject_identifiers.supported_types;
   const pairwise = types.includes('pairwise') && c.strategies.access_token !== 'jwt';
   const pub = types.includes('public') || !pairwise;
@@ -77,7 +77,7 @@ export function subjectTypesSupported(c: Config): string[] {
 }
 
 /** Everything of the document that depends on configuration only. */
-export function staticConfiguration(c: Config, idTokenAlg: string): OidcConfiguration {
+export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcConfiguration {
   const issuer = c.urls.self.issuer;
   const pub = c.urls.self.public;
   const w = c.webfinger.oidc_discovery;
@@ -142,7 +142,7 @@ export function staticConfiguration(c: Config, idTokenAlg: string): OidcConfigur
   };
 }
 
-export function createDiscoveryService(config: Config, keys: KeyProvider): DiscoveryService {
+export function createDiscoveryService(config: OAuth2Config, keys: KeyProvider): DiscoveryService {
   return {
     async getConfiguration() {
       const { alg } = await keys.getSigningKey(ID_TOKEN_SET);

@@ -4,10 +4,11 @@
  * request. Decoding failures become Hydra's errors: 404 for a challenge that does not decrypt (or is
  * of another kind), 403 `access_denied` for such a verifier, 401 `request_unauthorized` when expired.
  */
-import { AppError } from '../../core/errors.ts';
-import type { KeyRing } from '../../core/crypto/keys.ts';
+
 import { openJson, sealJson, TokenError } from '../../core/crypto/jwe.ts';
+import type { KeyRing } from '../../core/crypto/keys.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+import { AppError } from '../../core/errors.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowState, FlowTokenKind } from './states.ts';
 

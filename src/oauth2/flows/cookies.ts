@@ -4,9 +4,10 @@
  * compact JWEs under `keyRing(cookie secrets, 'cookie')`; `_dev` is added to names in dev mode.
  * Services see cookies through the small CookieJar interface, never through Koa.
  */
-import type { Config } from '../../core/config/load.ts';
+
 import { openJson, sealJson } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
+import type { OAuth2Config } from '../deps.ts';
 
 export interface CookieOptions {
   maxAgeMs?: number;
@@ -69,7 +70,7 @@ export interface FlowCookies {
   openSession(value: string | undefined): Promise<string | undefined>;
 }
 
-export function createFlowCookies(config: Config, ring: KeyRing, now: () => Date): FlowCookies {
+export function createFlowCookies(config: OAuth2Config, ring: KeyRing, now: () => Date): FlowCookies {
   const dev = config.dev ? '_dev' : '';
   const names = config.serve.cookies.names;
   const ttl = config.ttl.login_consent_request;

@@ -1,6 +1,7 @@
 /** Admin API: `/admin/oauth2/auth/requests/{login,consent}[/accept|/reject]` (Hydra operation ids). */
 import type { Context } from 'koa';
-import { firstValue, parseOr400 } from '../guard.ts';
+import { firstValue } from '../../core/http/params.ts';
+import { parseOr400 } from '../guard.ts';
 import { acceptConsentBody, acceptLoginBody, rejectBody } from './schemas.ts';
 import type { FlowsService } from './service.ts';
 

@@ -7,7 +7,7 @@
  * non-promoted ones (`preserve_ext_claims`), or is left out.
  */
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { coversScopes, scopeStrategy, splitSpaces } from '../scope.ts';
 import type { SessionCodec } from '../session-data.ts';
@@ -18,7 +18,7 @@ import type { GrantSession } from '../token/session.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
 export interface IntrospectionDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   lookup: TokenLookup;
   sessions: SessionCodec;
@@ -71,7 +71,7 @@ export function createIntrospectionService(d: IntrospectionDeps) {
     async introspect(form: Record<string, string>): Promise<Introspection> {
       assertStatefulTokens(d.config, 'introspection');
       if (!Object.keys(form).length) throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
-      const found = await d.lookup.find(form.token ?? '', form.token_type_hint === 'refresh_token');
+      const found = await d.lookup.find(form.token ?? '', form.token_type_hint === 'refresh_token', { cached: true });
       const now = d.clock.now();
       if (!found || !isActive(found, now)) return { active: false };
       if (!coversScopes(strategy, found.row.grantedScope, splitSpaces(form.scope))) return { active: false };

@@ -15,11 +15,11 @@
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../core/db/tx.ts';
-import { enqueue } from '../../core/jobs/enqueue.ts';
 import type { Logger } from '../../core/log.ts';
 import { countExpired, deleteExpiredBatch, type ExpiringTable, type ExpiryCutoff } from '../store/janitor.ts';
+import type { OAuth2Jobs } from '../tasks.ts';
 
-export const JANITOR_TASK = 'oauth2_janitor';
+export const JANITOR_TASK = 'oauth2_janitor' as const;
 export const JANITOR_TARGETS = ['tokens', 'requests', 'sessions', 'jtis', 'grants'] as const;
 export type JanitorTarget = (typeof JANITOR_TARGETS)[number];
 
@@ -71,6 +71,8 @@ export interface JanitorResult {
 
 export interface JanitorDeps {
   db: Db;
+  /** Where the continuation job goes. */
+  jobs: OAuth2Jobs;
   clock: Clock;
   log: Logger;
   config: { janitor: { limit: number; batch_size: number } };
@@ -146,7 +148,7 @@ export function createJanitor(d: JanitorDeps) {
       if (result.more.length) {
         // Not tied to a state change: the batches above committed on their own, and a continuation
         // that runs twice only finds fewer rows.
-        await enqueue(d.db, JANITOR_TASK, targets ? { targets } : {}, {
+        await d.jobs.add(d.db, JANITOR_TASK, targets ? { targets: [...targets] } : {}, {
           maxAttempts: 3,
           jobKey: `${JANITOR_TASK}:continue`,
           jobKeyMode: 'replace',

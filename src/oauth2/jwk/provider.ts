@@ -11,12 +11,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { importJWK } from 'jose';
-import type { Clock } from '../../core/clock.ts';
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../core/clock.ts';
+import type { ChangeFeed } from '../../core/db/changes.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT } from '../../core/errors.ts';
-import type { ChangeFeed } from '../../core/db/changes.ts';
 import type { Logger } from '../../core/log.ts';
 import { insertKeys, listKeys, lockSetForGeneration } from '../store/jwks.ts';
 import type { TtlLru } from './cache.ts';
@@ -55,7 +55,6 @@ export interface KeyProvider {
 
 export interface KeyProviderDeps {
   db: Kysely<Database>;
-  nid: string;
   sealer: KeySealer;
   clock: Clock;
   log: Logger;
@@ -80,7 +79,7 @@ export function createKeyProvider(d: KeyProviderDeps): KeyProvider {
       const version = d.changes.version('jwk');
       const k = known.get(set);
       if (k?.version === version) return k.keys;
-      const keys = (await listKeys(d.db, d.nid, set)).map((r) => d.sealer.open(r));
+      const keys = (await listKeys(d.db, set)).map((r) => d.sealer.open(r));
       if (keys.length) {
         known.set(set, { version, keys });
         d.cache?.set(set, keys, keys.length); // for when the feed goes down
@@ -89,19 +88,19 @@ export function createKeyProvider(d: KeyProviderDeps): KeyProvider {
     }
     const hit = d.cache?.get(set);
     if (hit) return hit;
-    const keys = (await listKeys(d.db, d.nid, set)).map((r) => d.sealer.open(r));
+    const keys = (await listKeys(d.db, set)).map((r) => d.sealer.open(r));
     if (keys.length) d.cache?.set(set, keys, keys.length);
     return keys;
   }
 
   async function generateIfMissing(set: string, need: Need): Promise<Jwk[]> {
     const keys = await withTx(d.db, async (trx) => {
-      await lockSetForGeneration(trx, d.nid, set);
-      const existing = (await listKeys(trx, d.nid, set)).map((r) => d.sealer.open(r));
+      await lockSetForGeneration(trx, set);
+      const existing = (await listKeys(trx, set)).map((r) => d.sealer.open(r));
       if (satisfies(existing, need)) return existing;
       d.log.warn({ set }, 'JSON Web Key set has no usable key yet: generating one');
       const jwk = await generateJwk(AUTO_ALG, { kid: randomUUID(), use: 'sig' });
-      await insertKeys(trx, d.nid, [d.sealer.seal(set, { ...jwk, kid: jwk.kid ?? '' }, d.clock.now())]);
+      await insertKeys(trx, [d.sealer.seal(set, { ...jwk, kid: jwk.kid ?? '' }, d.clock.now())]);
       return [jwk, ...existing];
     });
     d.cache?.set(set, keys, keys.length);

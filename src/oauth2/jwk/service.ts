@@ -5,12 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../../core/db/schema.ts';
-import { audit } from '../../core/audit/events.ts';
 import { type Executor, withTx } from '../../core/db/tx.ts';
 import { AppError, badRequest, HERODOT, notFound } from '../../core/errors.ts';
-import { deleteKey, deleteSet, findKey, insertKeys, listKeys } from '../store/jwks.ts';
+import { deleteKey, deleteSet, findKey, insertKeys, listKeys, listSets } from '../store/jwks.ts';
 import { defaultUseOf, generateJwk, isSupportedAlg } from './generate.ts';
 import { invalidJwkReason, type Jwk, type Jwks, normaliseJwk } from './keys.ts';
 import type { KeyProvider } from './provider.ts';
@@ -34,12 +34,13 @@ export interface JwkService {
   /** Replaces (or adds) the key named by the body's kid (the path kid when the body has none). Throws 400. */
   setKey(set: string, pathKid: string, body: Record<string, unknown>): Promise<Jwk>;
   deleteKeySet(set: string): Promise<void>;
+  /** The sets that hold keys, by name, with their key counts. */
+  listSets(): Promise<{ sid: string; keys: number }[]>;
   deleteKey(set: string, kid: string): Promise<void>;
 }
 
 export interface JwkServiceDeps {
   db: Kysely<Database>;
-  nid: string;
   sealer: KeySealer;
   clock: Clock;
   provider: KeyProvider;
@@ -70,7 +71,7 @@ function parseJwk(raw: Record<string, unknown>, fallbackKid?: string): Jwk & { k
 export function createJwkService(d: JwkServiceDeps): JwkService {
   const changed = (exec: Executor, set: string, change: string, kid?: string) =>
     audit(exec, { type: 'oauth2.jwk.set_changed', target: { kind: 'key_set', id: set }, details: { change, kid } });
-  const openAll = async (set: string) => (await listKeys(d.db, d.nid, set)).map((r) => d.sealer.open(r));
+  const openAll = async (set: string) => (await listKeys(d.db, set)).map((r) => d.sealer.open(r));
 
   return {
     async createKeySet(set, input) {
@@ -82,7 +83,7 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
       checkName('kid', kid);
       const jwk = (await generateJwk(input.alg, { kid, use })) as Jwk & { kid: string };
       await withTx(d.db, async (trx) => {
-        await insertKeys(trx, d.nid, [d.sealer.seal(set, jwk, d.clock.now())]);
+        await insertKeys(trx, [d.sealer.seal(set, jwk, d.clock.now())]);
         await changed(trx, set, 'key_generated', kid);
       });
       d.provider.forget(set);
@@ -96,7 +97,7 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
     },
 
     async getKey(set, kid) {
-      const row = await findKey(d.db, d.nid, set, kid);
+      const row = await findKey(d.db, set, kid);
       if (!row) throw notFound('', HERODOT.dbNotFound);
       return { keys: [d.sealer.open(row)] };
     },
@@ -110,8 +111,8 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
       // Inserted last-to-first so that the first key of the body is the newest (and signs).
       const rows = [...keys].reverse().map((k) => d.sealer.seal(set, k, now));
       await withTx(d.db, async (trx) => {
-        await deleteSet(trx, d.nid, set);
-        await insertKeys(trx, d.nid, rows);
+        await deleteSet(trx, set);
+        await insertKeys(trx, rows);
         await changed(trx, set, 'set_replaced');
       });
       d.provider.forget(set);
@@ -122,17 +123,19 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
       checkName('set', set);
       const jwk = parseJwk(body, pathKid);
       await withTx(d.db, async (trx) => {
-        await deleteKey(trx, d.nid, set, jwk.kid);
-        await insertKeys(trx, d.nid, [d.sealer.seal(set, jwk, d.clock.now())]);
+        await deleteKey(trx, set, jwk.kid);
+        await insertKeys(trx, [d.sealer.seal(set, jwk, d.clock.now())]);
         await changed(trx, set, 'key_replaced', jwk.kid);
       });
       d.provider.forget(set);
       return jwk;
     },
 
+    listSets: () => listSets(d.db),
+
     async deleteKeySet(set) {
       await withTx(d.db, async (trx) => {
-        await deleteSet(trx, d.nid, set);
+        await deleteSet(trx, set);
         await changed(trx, set, 'set_deleted');
       });
       d.provider.forget(set);
@@ -140,7 +143,7 @@ export function createJwkService(d: JwkServiceDeps): JwkService {
 
     async deleteKey(set, kid) {
       await withTx(d.db, async (trx) => {
-        await deleteKey(trx, d.nid, set, kid);
+        await deleteKey(trx, set, kid);
         await changed(trx, set, 'key_deleted', kid);
       });
       d.provider.forget(set);

@@ -15,30 +15,32 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import { enqueueMany } from '../../core/jobs/enqueue.ts';
 import type { Logger } from '../../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
-import type { ClientPort, KeyPort } from '../ports.ts';
 import { isUsableUri } from '../clients/uri-policy.ts';
-import { listLogoutClients } from '../store/logout.ts';
+import type { OAuth2Config } from '../deps.ts';
+import type { ClientPort, KeyPort } from '../ports.ts';
+import { type LogoutClient, listLogoutClients } from '../store/logout.ts';
+import type { OAuth2Jobs } from '../tasks.ts';
 
-export const BACKCHANNEL_TASK = 'oauth2_backchannel_logout';
+export const BACKCHANNEL_TASK = 'oauth2_backchannel_logout' as const;
 /** Job payload: ids only; the client's current URI is read when the job runs. */
 export const backchannelPayload = z.object({ sid: z.string().min(1), clientId: z.string().min(1) });
 export type BackchannelPayload = z.output<typeof backchannelPayload>;
 
-export const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
 export interface ChannelDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   keys: KeyPort;
   clients: ClientPort;
-  /** The guarded outbound client (`core.fetch.oauth2`). */
+  /** The guarded outbound client (`OAuth2Deps.fetch`). */
   fetch: SafeFetch;
-  /** The one for clients created through dynamic registration (`core.fetch.oauth2Dynamic`). */
+  /** Where the transaction's jobs go. */
+  jobs: OAuth2Jobs;
+  /** The one for clients created through dynamic registration (`OAuth2Deps.fetchDynamic`). */
   fetchDynamic?: SafeFetch;
   log: Logger;
 }
@@ -77,6 +79,28 @@ export function createLogoutChannels(d: ChannelDeps) {
       .sign(key.key);
   }
 
+  async function clientsNotified(trx: Executor, rows: readonly LogoutClient[]): Promise<EndedSessions> {
+    const jobs: BackchannelPayload[] = rows
+      .filter((r) => r.backchannelLogoutUri)
+      .map((r) => ({ sid: r.sid, clientId: r.clientId }));
+    const backchannel = await d.jobs.addMany(trx, BACKCHANNEL_TASK, jobs, {
+      maxAttempts: d.config.oauth2.backchannel_logout.max_attempts,
+    });
+    const frontchannelUrls: string[] = [];
+    for (const r of rows) {
+      if (!r.frontchannelLogoutUri) continue;
+      const u = frontchannelUrl(r.frontchannelLogoutUri, issuer, r.sid, d.config.dev);
+      if (u) frontchannelUrls.push(u);
+      else {
+        log.warn(
+          { clientId: r.clientId },
+          'front-channel logout skipped: frontchannel_logout_uri is not an allowed https URL',
+        );
+      }
+    }
+    return { frontchannelUrls, backchannel };
+  }
+
   return {
     logoutToken,
 
@@ -85,27 +109,11 @@ export function createLogoutChannels(d: ChannelDeps) {
      * enqueues the back-channel notifications, so they exist if and only if the deletion commits.
      */
     async sessionsEnded(trx: Executor, sids: readonly string[]): Promise<EndedSessions> {
-      const rows = await listLogoutClients(trx, sids);
-      const jobs: BackchannelPayload[] = rows
-        .filter((r) => r.backchannelLogoutUri)
-        .map((r) => ({ sid: r.sid, clientId: r.clientId }));
-      const backchannel = await enqueueMany(trx, BACKCHANNEL_TASK, jobs, {
-        maxAttempts: d.config.oauth2.backchannel_logout.max_attempts,
-      });
-      const frontchannelUrls: string[] = [];
-      for (const r of rows) {
-        if (!r.frontchannelLogoutUri) continue;
-        const u = frontchannelUrl(r.frontchannelLogoutUri, issuer, r.sid, d.config.dev);
-        if (u) frontchannelUrls.push(u);
-        else {
-          log.warn(
-            { clientId: r.clientId },
-            'front-channel logout skipped: frontchannel_logout_uri is not an allowed https URL',
-          );
-        }
-      }
-      return { frontchannelUrls, backchannel };
+      return clientsNotified(trx, await listLogoutClients(trx, sids));
     },
+
+    /** The same, for a caller that found the sessions' clients itself (in the statement that deleted them). */
+    clientsNotified: (trx: Executor, rows: readonly LogoutClient[]) => clientsNotified(trx, rows),
 
     /**
      * The `oauth2_backchannel_logout` job: POSTs `logout_token=<JWT>` (form-encoded) to the client's

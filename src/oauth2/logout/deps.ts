@@ -1,17 +1,17 @@
 /** What the logout steps share: their dependencies, their outcome type and the session lookup. */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import type { Database } from '../../core/db/schema.ts';
 import type { Logger } from '../../core/log.ts';
+import type { OAuth2Config } from '../deps.ts';
 import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import { findRememberedLoginSession, type LoginSession } from '../store/sessions.ts';
-import type { LogoutChannels } from './channels.ts';
 import type { LogoutCodec } from './challenge.ts';
+import type { LogoutChannels } from './channels.ts';
 
 export interface LogoutDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   codec: LogoutCodec;

@@ -3,17 +3,17 @@
  * `/admin/oauth2/auth/requests/logout[/accept|/reject]` on the admin listener (Hydra operation ids).
  */
 import type { Context } from 'koa';
-import type { Config } from '../../core/config/load.ts';
+import { sendHtml } from '../../core/http/html.ts';
+import { firstValue, noStore } from '../../core/http/params.ts';
 import { requestParams } from '../authorize/handlers.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
-import { firstValue } from '../guard.ts';
-import { sendHtml } from '../../core/http/html.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { frontchannelFrameSources, frontchannelPage } from './page.ts';
 import type { LogoutService } from './service.ts';
 
 const challengeOf = (ctx: Context) => firstValue(ctx.query.logout_challenge) || firstValue(ctx.query.challenge);
 
-export function logoutHandlers(service: LogoutService, config: Config) {
+export function logoutHandlers(service: LogoutService, config: OAuth2Config) {
   async function revokeOidcSession(ctx: Context) {
     // The verifier comes back in the query only (Hydra); the other parameters may be a form.
     const verifier = (firstValue(ctx.query.logout_verifier) ?? '').trim();
@@ -23,8 +23,7 @@ export function logoutHandlers(service: LogoutService, config: Config) {
       ctx.originalUrl,
       koaCookieJar(ctx, config),
     );
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Pragma', 'no-cache');
+    noStore(ctx);
     if (outcome.kind === 'page') {
       const { redirectTo, frontchannelUrls } = outcome;
       sendHtml(ctx, (nonce) => frontchannelPage(redirectTo, frontchannelUrls, nonce), {

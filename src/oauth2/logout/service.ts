@@ -5,14 +5,15 @@
  * is deleted, and that deletion (with the back-channel jobs, in the same transaction) is also what
  * makes a second use of the same verifier harmless: it finds no session and only redirects.
  */
-import { AppError } from '../../core/errors.ts';
+
 import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
+import { AppError } from '../../core/errors.ts';
 import { hydraBody } from '../../core/http/errors.ts';
+import type { CookieJar } from '../flows/cookies.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { rfc3339 } from '../sessions/schemas.ts';
 import { deleteLoginSession } from '../store/sessions.ts';
-import type { CookieJar } from '../flows/cookies.ts';
 import type { LogoutState } from './challenge.ts';
 import { cookieSession, type LogoutDeps, type LogoutOutcome, redirect } from './deps.ts';
 import { initiateLogout } from './initiate.ts';

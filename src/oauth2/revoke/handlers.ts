@@ -1,17 +1,16 @@
 /** `POST /oauth2/revoke` (revokeOAuth2Token) and `DELETE /admin/oauth2/tokens` (deleteOAuth2Token). */
 import type { Context } from 'koa';
-import { firstValue } from '../guard.ts';
+import { firstValue, noStore } from '../../core/http/params.ts';
 import { oauth2Error } from '../oauth-errors.ts';
-import { formFields } from '../token/handlers.ts';
+import { oauth2Form } from '../token/handlers.ts';
 import type { RevocationService } from './service.ts';
 
 export function revocationHandlers(service: RevocationService) {
   /** POST only; other methods get fosite's `invalid_request` (400). */
   async function revokeOAuth2Token(ctx: Context) {
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Pragma', 'no-cache');
+    noStore(ctx);
     if (ctx.method !== 'POST') throw oauth2Error('invalid_request');
-    await service.revoke({ form: formFields(ctx), authorization: ctx.get('authorization') || undefined });
+    await service.revoke({ form: oauth2Form(ctx), authorization: ctx.get('authorization') || undefined });
     ctx.status = 200;
     ctx.body = '';
   }

@@ -8,22 +8,23 @@
  * and those carry the bare RFC description (no hint). A used refresh token outside the grace rules
  * counts as unknown, as in Hydra.
  */
+
+import { audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import type { Db } from '../../core/db/tx.ts';
+import { withTx } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { deleteAccessTokensOfClient } from '../store/token-families.ts';
-import { deleteTokensOfRequests } from '../store/tokens.ts';
+import { deleteTokensOfRequests, noteAccessTokenRevocation } from '../store/tokens.ts';
 import { authenticateClient, type ClientAuthDeps, type ClientCredentialsInput } from '../token/client-auth.ts';
 import type { TokenLookup } from '../token/lookup.ts';
-import { audit } from '../../core/audit/events.ts';
-import { withTx } from '../../core/db/tx.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../token/rotation.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
 export interface RevocationDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Db;
   lookup: TokenLookup;
@@ -65,6 +66,8 @@ export function createRevocationService(d: RevocationDeps) {
           details: { token_type: found.use },
         });
       });
+      // Again once committed: an introspection that read the row meanwhile must not keep it.
+      noteAccessTokenRevocation();
     },
 
     /** Deletes the client's access tokens; refresh tokens stay (Hydra). @throws 400 without client_id */
@@ -78,6 +81,7 @@ export function createRevocationService(d: RevocationDeps) {
         await deleteAccessTokensOfClient(trx, clientId);
         await audit(trx, { type: 'oauth2.tokens.revoked', target: { kind: 'client', id: clientId } });
       });
+      noteAccessTokenRevocation();
     },
   };
 }

@@ -1,7 +1,7 @@
 /** Admin API: `/admin/oauth2/auth/sessions/{consent,login}` (Hydra operation ids). */
 import type { Context } from 'koa';
+import { firstValue } from '../../core/http/params.ts';
 import { linkHeader } from '../../core/pagination.ts';
-import { firstValue } from '../guard.ts';
 import type { SessionsService } from './service.ts';
 
 export function sessionHandlers(sessions: SessionsService) {

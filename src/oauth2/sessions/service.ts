@@ -3,26 +3,26 @@
  * revoke consents (and every token issued under them), forget a subject's login sessions.
  */
 import type { Kysely } from 'kysely';
+import { audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
-import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
+import type { Logger } from '../../core/log.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
+import type { OAuth2Config } from '../deps.ts';
+import type { LogoutChannels } from '../logout/channels.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
-import type { Logger } from '../../core/log.ts';
-import type { LogoutChannels } from '../logout/channels.ts';
 import { countLoginSessions, deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
 import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
 import { consentSessionView } from './schemas.ts';
 
 export interface SessionsDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   clients: ClientPort;
@@ -70,23 +70,34 @@ export function createSessionsService(d: SessionsDeps) {
   ): Promise<LoginSessionRevocation> {
     const size = d.config.oauth2.session_revocation.batch_size;
     const out = { deleted: 0, notified: 0, batches: 0 };
+    // Batches go in session id order; each starts after the last id the previous one deleted.
+    let after = '';
+    let swept = false;
     for (;;) {
       if (signal?.aborted) {
         log.info(out, 'login session revocation stopped: the request was cancelled; repeat it to finish');
         return { deleted: out.deleted, notified: out.notified, complete: false };
       }
+      const from = after;
       const batch = await withTx(d.db, async (trx) => {
-        const ids = await deleteLoginSessionBatch(trx, subject, size);
+        const { ids, clients } = await deleteLoginSessionBatch(trx, subject, from, size);
         if (ids.length)
           await audit(trx, {
             type: 'oauth2.sessions.revoked',
             target: { kind: 'subject', id: subject },
             details: { sessions: ids.length },
           });
-        return { ids, notified: (await d.channels.sessionsEnded(trx, ids)).backchannel };
+        return { ids, notified: (await d.channels.clientsNotified(trx, clients)).backchannel };
       });
-      // Until a batch finds nothing: a concurrent call may have taken rows this one selected.
-      if (!batch.ids.length) break;
+      if (!batch.ids.length) {
+        // Nothing after the last id: once more from the start, for sessions with a lower id created
+        // meanwhile. (A concurrent call taking rows ahead of this one only makes batches smaller.)
+        if (after === '' || swept) break;
+        swept = true;
+        after = '';
+        continue;
+      }
+      after = batch.ids.at(-1) as string;
       out.deleted += batch.ids.length;
       out.notified += batch.notified;
       out.batches++;

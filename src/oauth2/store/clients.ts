@@ -4,7 +4,7 @@
  */
 import type { Insertable, Selectable } from 'kysely';
 import { mapDbError } from '../../core/db/errors.ts';
-import type { Oauth2ClientsTable } from '../../core/db/schema.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Oauth2ClientsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import { LIFESPAN_FIELDS, type Lifespans, type StoredClient } from '../clients/model.ts';
 
@@ -15,10 +15,10 @@ const unstorable = (...values: Array<string | undefined>) => values.some((v) => 
 
 const json = (v: unknown) => JSON.stringify(v);
 
-function toRow(nid: string, s: StoredClient): Insertable<Oauth2ClientsTable> {
+function toRow(s: StoredClient): Insertable<Oauth2ClientsTable> {
   const c = s.client;
   const row: Insertable<Oauth2ClientsTable> = {
-    nid,
+    nid: DEFAULT_NID,
     id: c.client_id,
     client_name: c.client_name,
     client_secret_hash: s.secretHash,
@@ -108,9 +108,9 @@ function fromRow(r: Row): StoredClient {
 }
 
 /** Inserts a client; a taken id is a 409 Conflict. */
-export async function insertClient(db: Executor, nid: string, s: StoredClient): Promise<void> {
+export async function insertClient(db: Executor, s: StoredClient): Promise<void> {
   try {
-    await db.insertInto('oauth2_clients').values(toRow(nid, s)).execute();
+    await db.insertInto('oauth2_clients').values(toRow(s)).execute();
   } catch (e) {
     throw mapDbError(e);
   }
@@ -118,44 +118,47 @@ export async function insertClient(db: Executor, nid: string, s: StoredClient): 
 
 export async function findClientById(
   db: Executor,
-  nid: string,
   id: string,
   opts: { forUpdate?: boolean } = {},
 ): Promise<StoredClient | undefined> {
   if (unstorable(id)) return undefined;
-  let q = db.selectFrom('oauth2_clients').selectAll().where('nid', '=', nid).where('id', '=', id);
+  let q = db.selectFrom('oauth2_clients').selectAll().where('nid', '=', DEFAULT_NID).where('id', '=', id);
   if (opts.forUpdate) q = q.forUpdate();
   const row = await q.executeTakeFirst();
   return row ? fromRow(row) : undefined;
 }
 
 /** Replaces every column of an existing client but its id and creation time; false when absent. */
-export async function replaceClient(db: Executor, nid: string, s: StoredClient): Promise<boolean> {
-  const { nid: _n, id: _i, created_at: _c, ...values } = toRow(nid, s);
+export async function replaceClient(db: Executor, s: StoredClient): Promise<boolean> {
+  const { nid: _n, id: _i, created_at: _c, ...values } = toRow(s);
   const r = await db
     .updateTable('oauth2_clients')
     .set(values)
-    .where('nid', '=', nid)
+    .where('nid', '=', DEFAULT_NID)
     .where('id', '=', s.client.client_id)
     .executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }
 
 /** Swaps the secret hash when it is still `from` (a concurrent secret change wins); false otherwise. */
-export async function replaceSecretHash(db: Executor, nid: string, id: string, from: string, to: string) {
+export async function replaceSecretHash(db: Executor, id: string, from: string, to: string) {
   const r = await db
     .updateTable('oauth2_clients')
     .set({ client_secret_hash: to })
-    .where('nid', '=', nid)
+    .where('nid', '=', DEFAULT_NID)
     .where('id', '=', id)
     .where('client_secret_hash', '=', from)
     .executeTakeFirst();
   return r.numUpdatedRows > 0n;
 }
 
-export async function deleteClientById(db: Executor, nid: string, id: string): Promise<boolean> {
+export async function deleteClientById(db: Executor, id: string): Promise<boolean> {
   if (unstorable(id)) return false;
-  const r = await db.deleteFrom('oauth2_clients').where('nid', '=', nid).where('id', '=', id).executeTakeFirst();
+  const r = await db
+    .deleteFrom('oauth2_clients')
+    .where('nid', '=', DEFAULT_NID)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r.numDeletedRows > 0n;
 }
 
@@ -168,9 +171,9 @@ export interface ClientListQuery {
 }
 
 /** Keyset page ordered by id (byte order, the column's "C" collation). */
-export async function listClients(db: Executor, nid: string, q: ClientListQuery): Promise<StoredClient[]> {
+export async function listClients(db: Executor, q: ClientListQuery): Promise<StoredClient[]> {
   if (unstorable(q.clientName, q.owner, q.afterId)) return [];
-  let sel = db.selectFrom('oauth2_clients').selectAll().where('nid', '=', nid);
+  let sel = db.selectFrom('oauth2_clients').selectAll().where('nid', '=', DEFAULT_NID);
   if (q.clientName) sel = sel.where('client_name', '=', q.clientName);
   if (q.owner) sel = sel.where('owner', '=', q.owner);
   if (q.afterId !== undefined) sel = sel.where('id', '>', q.afterId);

@@ -2,6 +2,7 @@
 import type { Selectable } from 'kysely';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID, type DeviceRequestsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
+import { fromRow } from './tokens.ts';
 
 export type DeviceState = 'pending' | 'accepted' | 'rejected' | 'issued';
 
@@ -23,20 +24,11 @@ export interface DeviceRequest {
 }
 
 const toRequest = (r: Selectable<DeviceRequestsTable>): DeviceRequest => ({
-  signature: r.signature,
+  ...fromRow(r),
   userCodeSignature: r.user_code_signature,
-  requestId: r.request_id,
-  clientId: r.client_id,
-  subject: r.subject,
-  requestedScope: r.requested_scope,
-  grantedScope: r.granted_scope,
-  requestedAudience: r.requested_audience,
-  grantedAudience: r.granted_audience,
-  requestedAt: r.requested_at,
   expiresAt: r.expires_at,
   state: r.state,
   lastPolledAt: r.last_polled_at,
-  sessionData: r.session_data,
 });
 
 const json = (v: unknown) => JSON.stringify(v ?? []);

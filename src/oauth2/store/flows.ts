@@ -1,8 +1,10 @@
 /** Consent sessions stored as flow rows (`oauth2_flows`) and used consent ids (`oauth2_used_consents`). */
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { FlowsTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import { insertFrom } from './one-statement.ts';
+import { type LoginSession, loginSessionValues } from './sessions.ts';
 
 export interface ConsentFlow {
   consentRequestId: string;
@@ -59,40 +61,114 @@ const toFlow = (r: Selectable<FlowsTable>): ConsentFlow => ({
 
 const json = (v: unknown) => JSON.stringify(v ?? null);
 
+export interface LoginConfirmation {
+  /** The login verifier's used-record (`login:<id>`) and when it may go. */
+  verifier: { id: string; expiresAt: Date };
+  /** The login session to create or refresh, only if the verifier was unused. */
+  session?: LoginSession | undefined;
+  /** Also read the newest remembered, unexpired, not itself skipped consent of this subject for this client. */
+  consentOf?: { clientId: string; subject: string; now: Date } | undefined;
+}
+
+/**
+ * The return from the login UI in ONE statement: records the use of the login verifier; only if
+ * it was unused, creates or refreshes the login session (Hydra's ConfirmLoginSession upsert); and
+ * reads the remembered consent's granted scope. `fresh` is false when the verifier was used before
+ * (then nothing was written); `rememberedScope` is undefined when there is no remembered consent.
+ */
+export async function confirmLogin(
+  db: Executor,
+  c: LoginConfirmation,
+): Promise<{ fresh: boolean; rememberedScope: string[] | undefined }> {
+  const session = c.session ? loginSessionValues(c.session) : undefined;
+  const q = c.consentOf;
+  const { rows } = await sql<{ fresh: boolean; remembered: string[] | null }>`with v as (
+      insert into oauth2_used_verifiers (nid, id, expires_at)
+      values (${DEFAULT_NID}, ${c.verifier.id}, ${c.verifier.expiresAt})
+      on conflict (nid, id) do nothing returning id
+    )${
+      session
+        ? sql`, s as (${insertFrom('oauth2_login_sessions', { nid: DEFAULT_NID, id: c.session?.id, ...session }, 'v')}
+            on conflict (nid, id) do update set ${sql.join(
+              Object.keys(session).map((k) => sql`${sql.ref(k)} = excluded.${sql.ref(k)}`),
+            )})`
+        : sql``
+    }
+    select exists (select 1 from v) as fresh, ${
+      q
+        ? sql`(select granted_scope from oauth2_flows
+            where nid = ${DEFAULT_NID} and subject = ${q.subject} and client_id = ${q.clientId}
+              and consent_skip = false and remember = true and (expires_at is null or expires_at > ${q.now})
+            order by requested_at desc limit 1)`
+        : sql`null::jsonb`
+    } as remembered`.execute(db);
+  const r = rows[0];
+  return { fresh: !!r?.fresh, rememberedScope: r?.remembered ?? undefined };
+}
+
+const consentFlowValues = (f: ConsentFlow) => ({
+  nid: DEFAULT_NID,
+  consent_request_id: f.consentRequestId,
+  login_challenge_id: f.loginChallengeId,
+  client_id: f.clientId,
+  subject: f.subject,
+  login_session_id: f.loginSessionId,
+  request_url: f.requestUrl,
+  requested_scope: json(f.requestedScope),
+  requested_audience: json(f.requestedAudience),
+  requested_at: f.requestedAt,
+  authenticated_at: f.authenticatedAt,
+  oidc_context: json(f.oidcContext),
+  acr: f.acr,
+  amr: json(f.amr),
+  context: json(f.context ?? {}),
+  force_subject_identifier: f.forceSubjectIdentifier,
+  consent_skip: f.consentSkip,
+  granted_scope: json(f.grantedScope),
+  granted_audience: json(f.grantedAudience),
+  remember: f.remember,
+  remember_for: f.rememberFor,
+  handled_at: f.handledAt,
+  expires_at: f.expiresAt,
+  session_data: f.sessionData,
+});
+
 /** Inserts the consent row; false when the consent request id was already stored (verifier reuse). */
 export async function insertConsentFlow(db: Executor, f: ConsentFlow): Promise<boolean> {
   const r = await db
     .insertInto('oauth2_flows')
-    .values({
-      nid: DEFAULT_NID,
-      consent_request_id: f.consentRequestId,
-      login_challenge_id: f.loginChallengeId,
-      client_id: f.clientId,
-      subject: f.subject,
-      login_session_id: f.loginSessionId,
-      request_url: f.requestUrl,
-      requested_scope: json(f.requestedScope),
-      requested_audience: json(f.requestedAudience),
-      requested_at: f.requestedAt,
-      authenticated_at: f.authenticatedAt,
-      oidc_context: json(f.oidcContext),
-      acr: f.acr,
-      amr: json(f.amr),
-      context: json(f.context ?? {}),
-      force_subject_identifier: f.forceSubjectIdentifier,
-      consent_skip: f.consentSkip,
-      granted_scope: json(f.grantedScope),
-      granted_audience: json(f.grantedAudience),
-      remember: f.remember,
-      remember_for: f.rememberFor,
-      handled_at: f.handledAt,
-      expires_at: f.expiresAt,
-      session_data: f.sessionData,
-    })
+    .values(consentFlowValues(f))
     .onConflict((oc) => oc.columns(['nid', 'consent_request_id']).doNothing())
     .returning('consent_request_id')
     .executeTakeFirst();
   return r !== undefined;
+}
+
+/**
+ * The return from the consent UI of a `response_type=code` flow in ONE statement: records the use
+ * of the consent verifier — unless the consent row exists already —, then only if it was recorded,
+ * stores the consent row, then only if that was stored, the authorization code row (given as its
+ * column values). False when the verifier or the consent was used before: then nothing was written.
+ */
+export async function storeConsentWithCode(
+  db: Executor,
+  f: ConsentFlow,
+  verifier: { id: string; expiresAt: Date },
+  code: Record<string, unknown>,
+): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`with v as (
+      insert into oauth2_used_verifiers (nid, id, expires_at)
+      select ${DEFAULT_NID}::uuid, ${verifier.id}::text, ${verifier.expiresAt}::timestamptz
+      where not exists (select 1 from oauth2_flows where nid = ${DEFAULT_NID} and consent_request_id = ${f.consentRequestId})
+      on conflict (nid, id) do nothing returning id
+    ), f as (
+      ${insertFrom('oauth2_flows', consentFlowValues(f), 'v')}
+      on conflict (nid, consent_request_id) do nothing returning consent_request_id
+    ), c as (
+      ${insertFrom('oauth2_authorization_codes', code, 'f')} returning 1
+    )
+    select count(*)::int as n from c`.execute(db);
+  return rows[0]?.n === 1;
 }
 
 /**
@@ -165,23 +241,6 @@ export async function isConsentUsed(db: Executor, consentRequestId: string): Pro
     ])
     .executeTakeFirstOrThrow();
   return Boolean(r.flow) || Boolean(r.used) || Boolean(r.verified);
-}
-
-/** The newest remembered, unexpired, not itself skipped consent of a subject for a client. */
-export async function findRememberedConsent(db: Executor, clientId: string, subject: string, now: Date) {
-  const r = await db
-    .selectFrom('oauth2_flows')
-    .selectAll()
-    .where('nid', '=', DEFAULT_NID)
-    .where('subject', '=', subject)
-    .where('client_id', '=', clientId)
-    .where('consent_skip', '=', false)
-    .where('remember', '=', true)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .orderBy('requested_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return r ? toFlow(r) : undefined;
 }
 
 export interface ConsentListQuery {

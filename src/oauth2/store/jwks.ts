@@ -3,6 +3,7 @@
  * in the jwk service. Within a set, rows come newest first (highest id first).
  */
 import { mapDbError } from '../../core/db/errors.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 
 export interface JwkRow {
@@ -21,35 +22,35 @@ export interface NewJwkRow {
 }
 
 /** Every key of a set, newest first. An unknown set gives an empty list. */
-export async function listKeys(db: Executor, nid: string, sid: string): Promise<JwkRow[]> {
+export async function listKeys(db: Executor, sid: string): Promise<JwkRow[]> {
   return db
     .selectFrom('jwk_keys')
     .select(['id', 'sid', 'kid', 'keydata', 'created_at'])
-    .where('nid', '=', nid)
+    .where('nid', '=', DEFAULT_NID)
     .where('sid', '=', sid)
     .orderBy('id', 'desc')
     .execute();
 }
 
-export async function findKey(db: Executor, nid: string, sid: string, kid: string): Promise<JwkRow | undefined> {
+export async function findKey(db: Executor, sid: string, kid: string): Promise<JwkRow | undefined> {
   return db
     .selectFrom('jwk_keys')
     .select(['id', 'sid', 'kid', 'keydata', 'created_at'])
-    .where('nid', '=', nid)
+    .where('nid', '=', DEFAULT_NID)
     .where('sid', '=', sid)
     .where('kid', '=', kid)
     .executeTakeFirst();
 }
 
 /** Inserts rows in the given order (the last one becomes the newest). A duplicate kid in a set → 409. */
-export async function insertKeys(db: Executor, nid: string, rows: NewJwkRow[]): Promise<void> {
+export async function insertKeys(db: Executor, rows: NewJwkRow[]): Promise<void> {
   if (!rows.length) return;
   try {
     // One statement per row: a multi-row VALUES list does not promise the order of the serial ids.
     for (const r of rows)
       await db
         .insertInto('jwk_keys')
-        .values({ nid, ...r })
+        .values({ nid: DEFAULT_NID, ...r })
         .execute();
   } catch (e) {
     throw mapDbError(e);
@@ -57,10 +58,10 @@ export async function insertKeys(db: Executor, nid: string, rows: NewJwkRow[]): 
 }
 
 /** Deletes one key; returns how many rows went (0 or 1). */
-export async function deleteKey(db: Executor, nid: string, sid: string, kid: string): Promise<number> {
+export async function deleteKey(db: Executor, sid: string, kid: string): Promise<number> {
   const r = await db
     .deleteFrom('jwk_keys')
-    .where('nid', '=', nid)
+    .where('nid', '=', DEFAULT_NID)
     .where('sid', '=', sid)
     .where('kid', '=', kid)
     .executeTakeFirst();
@@ -68,8 +69,8 @@ export async function deleteKey(db: Executor, nid: string, sid: string, kid: str
 }
 
 /** Deletes a whole set; returns how many keys went. */
-export async function deleteSet(db: Executor, nid: string, sid: string): Promise<number> {
-  const r = await db.deleteFrom('jwk_keys').where('nid', '=', nid).where('sid', '=', sid).executeTakeFirst();
+export async function deleteSet(db: Executor, sid: string): Promise<number> {
+  const r = await db.deleteFrom('jwk_keys').where('nid', '=', DEFAULT_NID).where('sid', '=', sid).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 
@@ -79,17 +80,29 @@ export async function deleteSet(db: Executor, nid: string, sid: string): Promise
  * the lock. Once it returns, a re-read of the set sees everything the previous holder committed
  * (READ COMMITTED takes a new snapshot per statement).
  */
-export async function lockSetForGeneration(db: Executor, nid: string, sid: string): Promise<void> {
+export async function lockSetForGeneration(db: Executor, sid: string): Promise<void> {
   await db
     .insertInto('jwk_set_locks')
-    .values({ nid, sid })
+    .values({ nid: DEFAULT_NID, sid })
     .onConflict((oc) => oc.columns(['nid', 'sid']).doNothing())
     .execute();
   await db
     .selectFrom('jwk_set_locks')
     .select('sid')
-    .where('nid', '=', nid)
+    .where('nid', '=', DEFAULT_NID)
     .where('sid', '=', sid)
     .forUpdate()
     .execute();
+}
+
+/** The names of the sets that hold keys, with their key counts (the operator console's list). */
+export async function listSets(db: Executor): Promise<{ sid: string; keys: number }[]> {
+  const rows = await db
+    .selectFrom('jwk_keys')
+    .select(['sid', (eb) => eb.fn.countAll<string>().as('n')])
+    .where('nid', '=', DEFAULT_NID)
+    .groupBy('sid')
+    .orderBy('sid')
+    .execute();
+  return rows.map((r) => ({ sid: r.sid, keys: Number(r.n) }));
 }

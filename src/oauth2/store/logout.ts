@@ -6,6 +6,7 @@
  * clients are not found (documented: logout notifications do not work for them).
  */
 import { sql } from 'kysely';
+import { engineOf } from '../../core/db/engine.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 
@@ -23,9 +24,12 @@ export function logoutClientsQuery(db: Executor, sids: readonly string[]) {
   return (
     db
       .selectFrom('oauth2_flows as f')
-      // clients.id is COLLATE "C"; comparing in that collation lets the join use the primary key.
+      // clients.id is COLLATE "C" on PostgreSQL; comparing in that collation lets the join use the
+      // primary key. CockroachDB's strings compare byte-wise without one (sql/cockroach/0010).
       .innerJoin('oauth2_clients as c', (j) =>
-        j.onRef('c.nid', '=', 'f.nid').on(sql<boolean>`c.id = f.client_id collate "C"`),
+        engineOf(db) === 'postgres'
+          ? j.onRef('c.nid', '=', 'f.nid').on(sql<boolean>`c.id = f.client_id collate "C"`)
+          : j.onRef('c.nid', '=', 'f.nid').onRef('c.id', '=', 'f.client_id'),
       )
       .select([
         'f.login_session_id as sid',

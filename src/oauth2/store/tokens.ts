@@ -3,8 +3,9 @@
  * `jti` blacklist. Rows of one grant family share `request_id`.
  */
 import { sql } from 'kysely';
-import type { Executor } from '../../core/db/tx.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
+import type { Executor } from '../../core/db/tx.ts';
+import { insertFrom } from './one-statement.ts';
 
 export interface TokenRecord {
   signature: string;
@@ -36,6 +37,18 @@ export interface RefreshRecord extends TokenRecord {
   usedTimes: number;
 }
 
+let revocations = 0;
+/**
+ * Counts, per process, the statements that delete or may delete access tokens (revocation, reuse
+ * detection, client or consent deletion), counted as they start: the cache of introspected tokens
+ * (token/lookup.ts) drops what it holds when it moves, before even the change notification arrives.
+ */
+export const accessTokenRevocations = () => revocations;
+/** Marks that access tokens are about to be deleted (or were, once a transaction committed). */
+export const noteAccessTokenRevocation = () => {
+  revocations++;
+};
+
 const base = (t: TokenRecord) => ({
   nid: DEFAULT_NID,
   signature: t.signature,
@@ -64,7 +77,8 @@ type BaseRow = {
   session_data: string;
 };
 
-const fromRow = (r: BaseRow): TokenRecord => ({
+/** The fields every token-like row shares (codes, tokens, device requests). */
+export const fromRow = (r: BaseRow): TokenRecord => ({
   signature: r.signature,
   requestId: r.request_id,
   clientId: r.client_id,
@@ -78,17 +92,17 @@ const fromRow = (r: BaseRow): TokenRecord => ({
   sessionData: r.session_data,
 });
 
+/** The column values of a code row. */
+export const codeValues = (c: Omit<CodeRecord, 'active'>) => ({
+  ...base(c),
+  expires_at: c.expiresAt,
+  redirect_uri: c.redirectUri,
+  code_challenge: c.codeChallenge,
+  code_challenge_method: c.codeChallengeMethod,
+});
+
 export async function insertCode(db: Executor, c: Omit<CodeRecord, 'active'>): Promise<void> {
-  await db
-    .insertInto('oauth2_authorization_codes')
-    .values({
-      ...base(c),
-      expires_at: c.expiresAt,
-      redirect_uri: c.redirectUri,
-      code_challenge: c.codeChallenge,
-      code_challenge_method: c.codeChallengeMethod,
-    })
-    .execute();
+  await db.insertInto('oauth2_authorization_codes').values(codeValues(c)).execute();
 }
 
 export async function findCode(db: Executor, signature: string): Promise<CodeRecord | undefined> {
@@ -121,10 +135,49 @@ export async function consumeCode(db: Executor, signature: string): Promise<bool
   return Number(r.numUpdatedRows) === 1;
 }
 
-export async function insertAccessToken(db: Executor, t: TokenRecord & { expiresAt: Date }): Promise<void> {
+export type AccessRecord = TokenRecord & { expiresAt: Date };
+export type NewRefreshRecord = TokenRecord & { accessTokenSignature: string };
+const accessValues = (t: AccessRecord) => ({ ...base(t), expires_at: t.expiresAt });
+const refreshValues = (t: NewRefreshRecord) => ({
+  ...base(t),
+  expires_at: t.expiresAt,
+  access_token_signature: t.accessTokenSignature,
+});
+
+export async function insertAccessToken(db: Executor, t: AccessRecord): Promise<void> {
+  await db.insertInto('oauth2_access_tokens').values(accessValues(t)).execute();
+}
+
+/**
+ * The code exchange's writes in one statement: flips the code inactive and, only if this call
+ * flipped it, inserts the access and refresh token rows. False when the code was not active (used
+ * already, or by a concurrent exchange that won): then nothing was written.
+ */
+export async function consumeCodeIssuing(
+  db: Executor,
+  signature: string,
+  access: AccessRecord | undefined,
+  refresh: NewRefreshRecord | undefined,
+): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`with c as (
+      update oauth2_authorization_codes set active = false
+      where nid = ${DEFAULT_NID} and signature = ${signature} and active returning 1
+    )${access ? sql`, a as (${insertFrom('oauth2_access_tokens', accessValues(access), 'c')})` : sql``}${
+      refresh ? sql`, r as (${insertFrom('oauth2_refresh_tokens', refreshValues(refresh), 'c')})` : sql``
+    }
+    select count(*)::int as n from c`.execute(db);
+  return rows[0]?.n === 1;
+}
+
+/** Several access-token rows in one statement (one commit); all or none. */
+export async function insertAccessTokens(
+  db: Executor,
+  ts: ReadonlyArray<TokenRecord & { expiresAt: Date }>,
+): Promise<void> {
+  if (!ts.length) return;
   await db
     .insertInto('oauth2_access_tokens')
-    .values({ ...base(t), expires_at: t.expiresAt })
+    .values(ts.map((t) => ({ ...base(t), expires_at: t.expiresAt })))
     .execute();
 }
 
@@ -138,14 +191,8 @@ export async function findAccessToken(db: Executor, signature: string): Promise<
   return r ? fromRow(r) : undefined;
 }
 
-export async function insertRefreshToken(
-  db: Executor,
-  t: TokenRecord & { accessTokenSignature: string },
-): Promise<void> {
-  await db
-    .insertInto('oauth2_refresh_tokens')
-    .values({ ...base(t), expires_at: t.expiresAt, access_token_signature: t.accessTokenSignature })
-    .execute();
+export async function insertRefreshToken(db: Executor, t: NewRefreshRecord): Promise<void> {
+  await db.insertInto('oauth2_refresh_tokens').values(refreshValues(t)).execute();
 }
 
 type RefreshRow = BaseRow & {
@@ -178,6 +225,7 @@ export async function findRefreshToken(db: Executor, signature: string): Promise
 export async function deleteTokensOfRequests(db: Executor, requestIds: readonly string[]): Promise<void> {
   if (!requestIds.length) return;
   const ids = [...requestIds];
+  noteAccessTokenRevocation();
   await db.deleteFrom('oauth2_access_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
   await db.deleteFrom('oauth2_refresh_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
   await db
@@ -225,6 +273,7 @@ export async function isJtiKnown(db: Executor, signature: string, now: Date): Pr
  * indexes keep it cheap.
  */
 export async function deleteTokensOfSubject(db: Executor, subject: string, clientId?: string): Promise<void> {
+  noteAccessTokenRevocation();
   for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens'] as const) {
     let q = db.deleteFrom(table).where('nid', '=', DEFAULT_NID).where('subject', '=', subject);
     if (clientId !== undefined) q = q.where('client_id', '=', clientId);

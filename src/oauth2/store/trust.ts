@@ -4,8 +4,8 @@
  * service opens it.
  */
 import type { Selectable } from 'kysely';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID, type TrustedJwtBearerIssuersTable } from '../../core/db/schema.ts';
 import { mapDbError } from '../../core/db/errors.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type TrustedJwtBearerIssuersTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { JwkRow } from './jwks.ts';
 

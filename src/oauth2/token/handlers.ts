@@ -2,36 +2,20 @@
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
+import { formFields, noStore } from '../../core/http/params.ts';
 import { countTokenResponse } from '../../core/observability/oauth2.ts';
 import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';
 
-/**
- * Form fields as single strings: a repeated field keeps its first value, except `audience`, whose
- * repeated values are joined with spaces (fosite accepts both forms).
- */
-export function formFields(ctx: Context): Record<string, string> {
-  const body = ctx.request.body;
-  const out: Record<string, string> = {};
-  if (!body || typeof body !== 'object') return out;
-  for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
-    if (k === 'audience' && Array.isArray(v)) {
-      out[k] = v.filter((x) => typeof x === 'string').join(' ');
-      continue;
-    }
-    const first = Array.isArray(v) ? v[0] : v;
-    if (typeof first === 'string') out[k] = first;
-  }
-  return out;
-}
+/** Form fields of the OAuth 2.0 endpoints: a repeated `audience` is joined with spaces (fosite accepts both forms). */
+export const oauth2Form = (ctx: Context) => formFields(ctx, ['audience']);
 
 export function tokenHandlers(service: TokenService, exposeDebug: boolean) {
   async function oauth2TokenExchange(ctx: Context) {
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Pragma', 'no-cache');
+    noStore(ctx);
     try {
-      const form = formFields(ctx);
+      const form = oauth2Form(ctx);
       ctx.body = countTokenResponse(form, await service.exchange(form, ctx.get('authorization') || undefined));
     } catch (e) {
       if (!(e instanceof AppError)) throw e;

@@ -6,19 +6,28 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
-import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { audit, auditEnabled } from '../../core/audit/events.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import type { Clock } from '../../core/clock.ts';
+import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
+import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
+import type { OAuth2Config } from '../deps.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
 import { clientGrantTypes } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
-import { insertAccessToken, insertCode, insertRefreshToken, type TokenRecord } from '../store/tokens.ts';
+import { insertAccessTokenGrouped } from '../store/token-batch.ts';
+import {
+  type AccessRecord,
+  type CodeRecord,
+  insertAccessToken,
+  insertCode,
+  insertRefreshToken,
+  type NewRefreshRecord,
+  type TokenRecord,
+} from '../store/tokens.ts';
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
-import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
 
 export type GrantKind =
   | 'authorization_code'
@@ -59,6 +68,10 @@ export interface PreparedTokens {
   accessSignature: string;
   /** Writes the access-token row (unless stateless) and the refresh-token row (when issued). */
   save(db: Executor): Promise<void>;
+  /** The rows `save` writes, for a caller that writes them within a statement of its own. */
+  rows: { access: AccessRecord | undefined; refresh: NewRefreshRecord | undefined };
+  /** The audit event of the issuance (`save` records it; a caller writing `rows` itself calls this). */
+  audit(db: Executor): Promise<void>;
 }
 
 export interface TokenResponse {
@@ -74,7 +87,7 @@ export interface TokenResponse {
 }
 
 export interface IssuerDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   keys: KeyPort;
   sessions: SessionCodec;
@@ -171,15 +184,24 @@ export function createTokenIssuer(d: IssuerDeps) {
     return t;
   }
 
+  /** Builds an authorization code without storing it (`row` is what `insertCode` writes). */
+  function mintAuthorizationCode(
+    grant: Grant,
+    pkce: { redirectUri: string; codeChallenge: string; codeChallengeMethod: string },
+  ): IssuedToken & { row: Omit<CodeRecord, 'active'> } {
+    const expiresAt = new Date(d.clock.now().getTime() + d.config.ttl.auth_code);
+    const { token, signature } = generateOpaqueToken('ory_ac_', secrets);
+    return { token, signature, expiresAt, row: { ...record(grant, signature, expiresAt), expiresAt, ...pkce } };
+  }
+
   async function authorizationCode(
     db: Executor,
     grant: Grant,
     pkce: { redirectUri: string; codeChallenge: string; codeChallengeMethod: string },
   ): Promise<IssuedToken> {
-    const expiresAt = new Date(d.clock.now().getTime() + d.config.ttl.auth_code);
-    const { token, signature } = generateOpaqueToken('ory_ac_', secrets);
-    await insertCode(db, { ...record(grant, signature, expiresAt), expiresAt, ...pkce });
-    return { token, signature, expiresAt };
+    const { row, ...code } = mintAuthorizationCode(grant, pkce);
+    await insertCode(db, row);
+    return code;
   }
 
   /** Signs an ID token with `hydra.openid.id-token`; `accessToken`/`code` add at_hash/c_hash. */
@@ -227,22 +249,31 @@ export function createTokenIssuer(d: IssuerDeps) {
       response.c_nonce_draft_00 = await d.vcNonces.issue(at.signature);
       response.c_nonce_expires_in_draft_00 = Math.round(d.vcNonces.lifespanMs / 1000);
     }
+    const auditIssued = (x: Executor) =>
+      audit(x, {
+        type: kind === 'refresh_token' ? 'oauth2.tokens.refreshed' : 'oauth2.tokens.issued',
+        actor: { kind: 'client', id: grant.client.id },
+        target: { kind: 'grant', id: grant.requestId },
+        details: { grant: kind, subject: grant.session.subject, refresh_token_issued: !!rt },
+      });
     return {
       response,
       accessSignature: at.signature,
+      rows: { access: at.row, refresh: rt?.row },
+      audit: auditIssued,
       async save(db) {
+        // A lone access-token row outside a transaction (machine grants, no audit row): written
+        // together with those of concurrent requests (store/token-batch.ts).
+        const grouped = !db.isTransaction && !auditEnabled() && !rt;
         const write = async (x: Executor) => {
-          if (at.row) await insertAccessToken(x, at.row);
+          if (at.row && grouped) await insertAccessTokenGrouped(db as Db, at.row);
+          else if (at.row) await insertAccessToken(x, at.row);
           if (rt) await insertRefreshToken(x, rt.row);
-          await audit(x, {
-            type: kind === 'refresh_token' ? 'oauth2.tokens.refreshed' : 'oauth2.tokens.issued',
-            actor: { kind: 'client', id: grant.client.id },
-            target: { kind: 'grant', id: grant.requestId },
-            details: { grant: kind, subject: grant.session.subject, refresh_token_issued: !!rt },
-          });
+          await auditIssued(x);
         };
-        // The audit row commits with the token rows (machine grants are not in a transaction otherwise).
-        if (auditEnabled() && !db.isTransaction) await db.transaction().execute(write);
+        // The audit row commits with the token rows (machine grants are not in a transaction otherwise);
+        // withTx retries it on a serialization failure, which CockroachDB reports far more often.
+        if (auditEnabled() && !db.isTransaction) await withTx(db, write);
         else await write(db);
       },
     };
@@ -265,6 +296,7 @@ export function createTokenIssuer(d: IssuerDeps) {
     accessToken,
     refreshToken,
     authorizationCode,
+    mintAuthorizationCode,
     idToken,
     prepareTokenResponse,
     tokenResponse,

@@ -8,7 +8,7 @@
  *   otherwise they are dropped.
  */
 import { randomUUID } from 'node:crypto';
-import type { Config } from '../../core/config/load.ts';
+import type { OAuth2Config } from '../deps.ts';
 import type { Grant } from './issue.ts';
 
 /**
@@ -57,7 +57,12 @@ export function customAccessTokenClaims(
   return out;
 }
 
-export function accessTokenClaims(config: Config, grant: Grant, now: Date, expiresAt: Date): Record<string, unknown> {
+export function accessTokenClaims(
+  config: OAuth2Config,
+  grant: Grant,
+  now: Date,
+  expiresAt: Date,
+): Record<string, unknown> {
   const iat = Math.floor(now.getTime() / 1000);
   const claims: Record<string, unknown> = {
     ...customAccessTokenClaims(

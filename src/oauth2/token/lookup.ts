@@ -6,20 +6,34 @@
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
 import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
+import type { ChangeFeed } from '../../core/db/changes.ts';
 import type { Database } from '../../core/db/schema.ts';
+import type { OAuth2Config } from '../deps.ts';
 import type { KeyPort } from '../ports.ts';
-import { findAccessToken, findRefreshToken, type RefreshRecord, type TokenRecord } from '../store/tokens.ts';
+import {
+  accessTokenRevocations,
+  findAccessToken,
+  findRefreshToken,
+  type RefreshRecord,
+  type TokenRecord,
+} from '../store/tokens.ts';
 
 export type FoundToken = { use: 'access_token'; row: TokenRecord } | { use: 'refresh_token'; row: RefreshRecord };
 
 export interface LookupDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   keys: KeyPort;
+  /** Change notifications: with them, access-token rows found by `find(…, { cached })` are kept briefly. */
+  changes?: ChangeFeed | undefined;
 }
+
+/** How long an access-token row found for introspection may be answered from memory at most. */
+export const INTROSPECTION_CACHE_TTL_MS = 5_000;
+/** Access-token rows kept per process (the oldest go first). */
+const INTROSPECTION_CACHE_SIZE = 10_000;
 
 /** The stored signature of an access token (opaque HMAC or JWS segment), once it verifies; else undefined. */
 export async function accessTokenSignature(
@@ -40,9 +54,36 @@ export async function accessTokenSignature(
 export function createTokenLookup(d: LookupDeps) {
   const secrets = d.config.secrets.system;
 
-  async function access(token: string): Promise<FoundToken | undefined> {
+  /**
+   * Access-token rows recently found, by signature, for introspection: only rows that exist (an
+   * unknown token is looked up every time), only while the change feed is live, and each for at
+   * most INTROSPECTION_CACHE_TTL_MS. Deleting access tokens — in this process (counted before the
+   * statement runs) or in any other (the `token` notification of a trigger, sql/0220) — drops them
+   * all. Expiry and scope are checked on every use, as for a row just read.
+   */
+  const known = new Map<string, { version: string; at: number; row: TokenRecord }>();
+  const versionNow = (feed: ChangeFeed) => `${feed.version('token')}/${accessTokenRevocations()}`;
+
+  async function findAccessCached(sig: string): Promise<TokenRecord | undefined> {
+    const feed = d.changes;
+    if (!feed?.live()) return findAccessToken(d.db, sig);
+    const version = versionNow(feed);
+    const now = Date.now();
+    const k = known.get(sig);
+    if (k && k.version === version && now - k.at < INTROSPECTION_CACHE_TTL_MS) return k.row;
+    const row = await findAccessToken(d.db, sig);
+    known.delete(sig);
+    // Kept only when nothing was deleted while the row was read (else it may be gone already).
+    if (row && versionNow(feed) === version) {
+      known.set(sig, { version, at: now, row });
+      if (known.size > INTROSPECTION_CACHE_SIZE) known.delete(known.keys().next().value as string);
+    }
+    return row;
+  }
+
+  async function access(token: string, cached = false): Promise<FoundToken | undefined> {
     const sig = await accessTokenSignature(d, token);
-    const row = sig ? await findAccessToken(d.db, sig) : undefined;
+    const row = sig ? await (cached ? findAccessCached(sig) : findAccessToken(d.db, sig)) : undefined;
     return row ? { use: 'access_token', row } : undefined;
   }
 
@@ -53,10 +94,15 @@ export function createTokenLookup(d: LookupDeps) {
   }
 
   return {
-    /** The record of `token`, trying refresh tokens first only when `preferRefresh`. */
-    async find(token: string, preferRefresh: boolean): Promise<FoundToken | undefined> {
+    /**
+     * The record of `token`, trying refresh tokens first only when `preferRefresh`. `cached`
+     * (introspection): an access token may come from the short-lived cache above; refresh tokens
+     * are always read (their use changes whether they are active).
+     */
+    async find(token: string, preferRefresh: boolean, o: { cached?: boolean } = {}): Promise<FoundToken | undefined> {
       if (!token) return undefined;
-      const order = preferRefresh ? [refresh, access] : [access, refresh];
+      const acc = (t: string) => access(t, o.cached);
+      const order = preferRefresh ? [refresh, acc] : [acc, refresh];
       for (const f of order) {
         const hit = await f(token);
         if (hit) return hit;

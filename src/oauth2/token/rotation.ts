@@ -8,7 +8,7 @@
  *   `used_times < N`. The token is judged on its used-times count alone: a count that was never
  *   stored (NULL, rows from before the column) is 0.
  */
-import type { Config } from '../../core/config/load.ts';
+import type { OAuth2Config } from '../deps.ts';
 
 export interface GracePolicy {
   /** Milliseconds; 0 means strict rotation. */
@@ -24,7 +24,7 @@ export interface RefreshUseState {
   usedTimes: number;
 }
 
-export const gracePolicyOf = (config: Config): GracePolicy => ({
+export const gracePolicyOf = (config: OAuth2Config): GracePolicy => ({
   periodMs: config.oauth2.grant.refresh_token.rotation_grace_period,
   reuseCount: config.oauth2.grant.refresh_token.rotation_grace_reuse_count,
 });

@@ -3,8 +3,9 @@
  * are self-contained JWTs and no access-token row is written, so the endpoints that look tokens up
  * — introspection, revocation and userinfo — cannot answer and say so with 501 Not Implemented.
  */
-import type { Config } from '../../core/config/load.ts';
+
 import { AppError } from '../../core/errors.ts';
+import type { OAuth2Config } from '../deps.ts';
 
 export type StatefulEndpoint = 'introspection' | 'revocation' | 'userinfo';
 
@@ -20,6 +21,6 @@ export function statelessNotImplemented(endpoint: StatefulEndpoint): AppError {
 }
 
 /** Throws the 501 when stateless JWT access tokens are on. */
-export function assertStatefulTokens(config: Config, endpoint: StatefulEndpoint): void {
+export function assertStatefulTokens(config: OAuth2Config, endpoint: StatefulEndpoint): void {
   if (config.strategies.jwt.stateless.enabled) throw statelessNotImplemented(endpoint);
 }

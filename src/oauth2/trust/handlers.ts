@@ -1,7 +1,7 @@
 /** Admin API: `/admin/trust/grants/jwt-bearer/issuers[/{id}]` (Hydra operation ids). */
 import type { Context } from 'koa';
+import { firstValue } from '../../core/http/params.ts';
 import { linkHeader } from '../../core/pagination.ts';
-import { firstValue } from '../guard.ts';
 import { decodeTrustBody, renderTrustedIssuer } from './schemas.ts';
 import type { TrustService } from './service.ts';
 

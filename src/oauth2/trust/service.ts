@@ -5,14 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import { type Config, paginationSecrets } from '../../core/config/load.ts';
+import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
 import type { Database } from '../../core/db/schema.ts';
-import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, badRequest, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
+import type { OAuth2Config } from '../deps.ts';
 import { invalidJwkReason, type Jwk, normaliseJwk, toPublicJwk } from '../jwk/keys.ts';
 import type { KeySealer } from '../jwk/sealed.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -31,8 +32,7 @@ import type { TrustBody } from './schemas.ts';
 export interface TrustDeps {
   db: Kysely<Database>;
   clock: Clock;
-  config: Config;
-  nid: string;
+  config: OAuth2Config;
   sealer: KeySealer;
 }
 
@@ -99,8 +99,8 @@ export function createTrustService(d: TrustDeps) {
       };
       await withTx(d.db, async (trx) => {
         // As Hydra: a key already stored under (issuer, kid) is reused.
-        if (!(await findKey(trx, d.nid, grant.keySet, grant.keyId))) {
-          await insertKeys(trx, d.nid, [d.sealer.seal(grant.keySet, jwk, now)]);
+        if (!(await findKey(trx, grant.keySet, grant.keyId))) {
+          await insertKeys(trx, [d.sealer.seal(grant.keySet, jwk, now)]);
         }
         await insertTrustedIssuer(trx, grant);
         await audit(trx, {
@@ -143,7 +143,7 @@ export function createTrustService(d: TrustDeps) {
       await withTx(d.db, async (trx) => {
         const t = await deleteTrustedIssuer(trx, key);
         if (!t) throw dbNotFound();
-        if ((await countIssuersOfKey(trx, t.keySet, t.keyId)) === 0) await deleteKey(trx, d.nid, t.keySet, t.keyId);
+        if ((await countIssuersOfKey(trx, t.keySet, t.keyId)) === 0) await deleteKey(trx, t.keySet, t.keyId);
         await audit(trx, {
           type: 'oauth2.trust.changed',
           target: { kind: 'trust', id: key },

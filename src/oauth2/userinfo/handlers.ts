@@ -1,12 +1,12 @@
 /** `GET|POST /userinfo` (getOidcUserInfo). */
 import type { Context } from 'koa';
-import { firstValue } from '../guard.ts';
+import { bearerToken, firstValue } from '../../core/http/params.ts';
 import type { UserinfoService } from './service.ts';
 
 /** RFC 6750: the Authorization header, else an `access_token` form or query parameter. */
 function accessTokenOf(ctx: Context): string | undefined {
-  const m = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
-  if (m) return (m[1] as string).trim();
+  const bearer = bearerToken(ctx.get('authorization'));
+  if (bearer !== undefined) return bearer;
   const body = ctx.request.body as Record<string, unknown> | undefined;
   return firstValue(body?.access_token) || firstValue(ctx.query.access_token) || undefined;
 }

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Config } from '../../core/config/load.ts';
-import { AppError } from '../../core/errors.ts';
 import type { Database } from '../../core/db/schema.ts';
-import { oauth2Error } from '../oauth-errors.ts';
+import { AppError } from '../../core/errors.ts';
+import type { OAuth2Config } from '../deps.ts';
+import { OAUTH2_FAMILY, oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { findAccessToken } from '../store/tokens.ts';
@@ -19,7 +19,7 @@ import { type GrantSession, idTokenClaims } from '../token/session.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
 export interface UserinfoDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   clients: ClientPort;
@@ -44,7 +44,7 @@ function refreshTokenGiven(): AppError {
     status: 401,
     code: 'error',
     description: 'The error is unrecognizable',
-    family: 'oauth2',
+    family: OAUTH2_FAMILY,
     headers: bearer('invalid_token', 'Only access tokens are allowed in the authorization header.'),
   });
 }

@@ -1,17 +1,22 @@
 /**
  * Peer: node-oidc-provider with its in-memory adapter and one `client_secret_basic` client allowed
  * client_credentials; introspection on; two resource servers so that one process issues both
- * opaque tokens (no `resource`) and JWT ES256 access tokens (`resource=urn:bench:jwt`). Its settings
- * otherwise are the library's defaults. IPC as in jackson.mjs.
+ * opaque tokens (no `resource`) and JWT ES256 access tokens (`resource=urn:bench:jwt`); for the
+ * authorization-code flow a second client (`authorization_code` + `refresh_token`) and a bench-only
+ * route that finishes login and consent interactions (below). Its settings otherwise are the
+ * library's defaults. IPC as in jackson.mjs.
  */
-import { createServer } from 'node:http';
+
 import { generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 
 const es256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' });
 const rs256 = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
 
 export const CLIENT = { client_id: 'bench', client_secret: 'bench-secret-0123456789abcdef0123' };
+/** The authorization-code client (test/bench/scenarios/flows.ts). */
+export const CODE_CLIENT = { client_id: 'bench-code', client_secret: 'bench-code-secret-0123456789abcdef' };
 
 let issuerPort = 0;
 const srv = createServer();
@@ -28,7 +33,15 @@ const provider = new Provider(`http://127.0.0.1:${issuerPort}`, {
       token_endpoint_auth_method: 'client_secret_basic',
       scope: 'read write',
     },
+    {
+      ...CODE_CLIENT,
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: ['http://127.0.0.1:9/cb'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
   ],
+  interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   jwks: {
     keys: [
       { ...rs256, kid: 'rs', use: 'sig' },
@@ -55,7 +68,38 @@ const provider = new Provider(`http://127.0.0.1:${issuerPort}`, {
   },
 });
 provider.proxy = false;
-srv.on('request', provider.callback());
+const callback = provider.callback();
+/**
+ * Bench-only, the peer's counterpart of gatehouse's login and consent accept calls (the headless
+ * login and consent app): `POST /bench/interaction/:uid` finishes the pending prompt of that
+ * interaction — login as `bench-user`, or consent granting the requested OIDC scopes — and answers
+ * `{ returnTo }`, where the browser resumes the authorization.
+ */
+async function finishInteraction(uid, res) {
+  const interaction = await provider.Interaction.find(uid);
+  if (!interaction) {
+    res.writeHead(404).end();
+    return;
+  }
+  if (interaction.prompt.name === 'login') {
+    interaction.result = { login: { accountId: 'bench-user' } };
+  } else {
+    const grant = new provider.Grant({
+      accountId: interaction.session.accountId,
+      clientId: interaction.params.client_id,
+    });
+    grant.addOIDCScope(String(interaction.params.scope));
+    interaction.result = { consent: { grantId: await grant.save() } };
+  }
+  await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ returnTo: interaction.returnTo }));
+}
+srv.on('request', (req, res) => {
+  const m = req.method === 'POST' && /^\/bench\/interaction\/([\w-]+)$/.exec(req.url ?? '');
+  if (!m) return callback(req, res);
+  req.resume();
+  finishInteraction(m[1], res).catch(() => res.writeHead(500).end());
+});
 srv.keepAliveTimeout = 60_000;
 process.send?.({ type: 'ready', url: `http://127.0.0.1:${issuerPort}` });
 process.on('message', (m) => {

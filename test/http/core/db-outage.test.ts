@@ -9,6 +9,7 @@ import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, databaseUrl, type TestDatabase } from '../../helpers/db.ts';
 import { API_KEY, createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
+import type { JsonBody } from '../../helpers/json.ts';
 import { type CreatedClient, codeFlowUrl, createClient } from '../../helpers/oauth2.ts';
 import { startReceiver } from '../../helpers/receiver.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
@@ -57,22 +58,22 @@ interface Probe {
   name: string;
   send(): Promise<Response>;
   /** The body a 503 must have (the family's shape). */
-  shape(body: any): void;
+  shape(body: JsonBody): void;
   /** The status when the database is up. */
   ok: number;
 }
 
 const UNAVAILABLE = /temporarily unavailable/i;
-const hydraShape = (b: any) => {
+const hydraShape = (b: JsonBody) => {
   expect(b.error).toBe('temporarily_unavailable');
   expect(b.error_description).toMatch(UNAVAILABLE);
 };
-const scimShape = (b: any) => {
+const scimShape = (b: JsonBody) => {
   expect(b.schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);
   expect(b.status).toBe('503');
   expect(b.detail).toMatch(UNAVAILABLE);
 };
-const dsyncShape = (b: any) => {
+const dsyncShape = (b: JsonBody) => {
   expect(Object.keys(b)).toEqual(['error']);
   expect(b.error.message).toMatch(UNAVAILABLE);
 };
@@ -224,7 +225,9 @@ describe('PostgreSQL unreachable', () => {
     const ready = await fetch(`${s.adminUrl}/health/ready`);
     expect(ready.status).toBe(503);
     expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(((await ready.json()) as any).errors).toEqual({ database: expect.stringMatching(/not reachable/) });
+    expect(((await ready.json()) as { errors: unknown }).errors).toEqual({
+      database: expect.stringMatching(/not reachable/),
+    });
     const pubReady = await fetch(`${s.publicUrl}/health/ready`);
     expect(pubReady.status).toBe(503);
     expect(await pubReady.json()).toEqual({ errors: { database: 'not ready' } });

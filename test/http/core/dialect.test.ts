@@ -2,9 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDialect, DialectError } from '../../../src/core/db/dialect.ts';
 import { parseDsn } from '../../../src/core/db/dsn.ts';
+import { runCli } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { COCKROACH_VERSION, type FakePg, startFakePg } from '../../helpers/fake-pg.ts';
-import { runCli } from '../../helpers/cli.ts';
 
 describe('startup dialect check', () => {
   let fake: FakePg;

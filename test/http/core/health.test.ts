@@ -18,7 +18,7 @@ describe('HTTP skeleton', () => {
       expect(await ready.json()).toEqual({ status: 'ok' });
       expect(ready.headers.get('cache-control')).toBe('private, no-cache, no-store, must-revalidate');
       const v = await fetch(`${base}/version`);
-      expect(((await v.json()) as any).version).toMatch(/^v\d{2}\.\d+\.\d+$/);
+      expect(((await v.json()) as { version: string }).version).toMatch(/^v\d{2}\.\d+\.\d+$/);
     }
     const prefixed = await fetch(`${s.adminUrl}/admin/health/ready`);
     expect(prefixed.status).toBe(200);
@@ -29,7 +29,7 @@ describe('HTTP skeleton', () => {
     try {
       const r = await fetch(`${s.adminUrl}/health/ready`);
       expect(r.status).toBe(503);
-      expect(((await r.json()) as any).errors.migrations).toMatch(/migrate sql/);
+      expect(((await r.json()) as { errors: { migrations: string } }).errors.migrations).toMatch(/migrate sql/);
       const pub = await fetch(`${s.publicUrl}/health/ready`);
       expect(pub.status).toBe(503);
       expect(await pub.json()).toEqual({ errors: { migrations: 'not ready' } });
@@ -61,7 +61,7 @@ describe('HTTP skeleton', () => {
   it('answers an unknown route with Hydra’s 404 JSON and a wrong method with 405', async () => {
     const r = await fetch(`${s.publicUrl}/no/such/route`);
     expect(r.status).toBe(404);
-    expect(((await r.json()) as any).error.reason).toMatch(/requested route does not exist/);
+    expect(((await r.json()) as { error: { reason: string } }).error.reason).toMatch(/requested route does not exist/);
     const m = await fetch(`${s.publicUrl}/health/alive`, { method: 'DELETE' });
     expect(m.status).toBe(405);
     expect(m.headers.get('allow')).toMatch(/GET/);

@@ -8,8 +8,8 @@ import { withTx } from '../../../src/core/db/tx.ts';
 import { listFailedJobs } from '../../../src/core/jobs/admin.ts';
 import { enqueue } from '../../../src/core/jobs/enqueue.ts';
 import { defineTask } from '../../../src/core/jobs/task.ts';
-import { runCli } from '../../helpers/cli.ts';
 import { eventually, startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
+import { runCli } from '../../helpers/cli.ts';
 
 const jobCount = async (s: TestServer, task: string) =>
   (

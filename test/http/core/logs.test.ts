@@ -6,9 +6,9 @@
  */
 import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/core/errors.ts';
 import { createApp, type Listening, listen } from '../../../src/core/http/apps.ts';
 import { abortRedirectUrl, abortWithRedirect } from '../../../src/core/http/redirect.ts';
-import { AppError } from '../../../src/core/errors.ts';
 import { createLogger, sanitizeLogValue } from '../../../src/core/log.ts';
 import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { expectNoAuditAudienceOrAddress } from '../../helpers/log-rules.ts';
@@ -151,13 +151,13 @@ describe('log rules over an app with a careless test router', () => {
     const careless = capture.entries().find((e) => String(e.msg).startsWith('careless'))!;
     expect(careless).toBeDefined();
     // other fields unchanged
-    expect((careless.client as any).client_id).toBe('c1');
-    expect((careless.directory as any).scim.path).toBe('/api/scim/v2.0/d1');
-    expect((careless.events as any)[0]).toEqual({ type: 'user.created' });
-    expect((careless.headers as any).authorization).toBe('[redacted]');
-    expect((careless.headers as any)['x-forwarded-for']).toBe('[address]');
+    expect((careless.client as { client_id: string }).client_id).toBe('c1');
+    expect((careless.directory as { scim: { path: string } }).scim.path).toBe('/api/scim/v2.0/d1');
+    expect((careless.events as unknown[])[0]).toEqual({ type: 'user.created' });
+    expect((careless.headers as Record<string, string>).authorization).toBe('[redacted]');
+    expect((careless.headers as Record<string, string>)['x-forwarded-for']).toBe('[address]');
     expect(careless.remoteAddress).toBe('[address]');
-    expect((careless.body as any).password).toBe('[redacted]');
+    expect((careless.body as { password: string }).password).toBe('[redacted]');
     expect(careless.msg).toBe('careless: token [redacted] from [address] dsn postgres://gh:[redacted]@[address]/gh');
     expect(careless).not.toHaveProperty('audience');
     const child = capture.entries().find((e) => e.level === 40 && String(e.msg).startsWith('jwt'))!;
@@ -172,8 +172,8 @@ describe('log rules over an app with a careless test router', () => {
     expect(res.status).toBe(500);
     const failed = capture.entries().find((e) => e.msg === 'unhandled error')!;
     expect(failed.level).toBe(50);
-    expect((failed.err as any).message).toBe('connect ECONNREFUSED [address]:5432');
-    expect((failed.err as any).address).toBe('[address]');
+    expect((failed.err as { message: string }).message).toBe('connect ECONNREFUSED [address]:5432');
+    expect((failed.err as { address: string }).address).toBe('[address]');
     expectClean(capture);
   });
 

@@ -6,11 +6,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { dsyncSafeFetch, oauth2SafeFetch } from '../../../src/container.ts';
 import { loadConfig } from '../../../src/core/config/load.ts';
 import {
   createSafeFetch,
-  dsyncSafeFetch,
-  oauth2SafeFetch,
   type Resolver,
   type SafeFetchError,
   type SafeFetchOptions,

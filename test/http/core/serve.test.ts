@@ -3,9 +3,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SECRET } from '../../helpers/apps.ts';
 import { CLI } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
-import { TEST_SECRET } from '../../helpers/apps.ts';
 
 interface Proc {
   ports: Promise<{ public: number; admin: number }>;

@@ -5,12 +5,12 @@
  * graphile-worker's 4-hour stale-lock sweep. The registration is held back here on purpose (an
  * operator's `LOCK TABLE worker_pools` blocks its insert), which widens that instant to seconds.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
-import { CLI } from '../../helpers/cli.ts';
+import { exited, spawnWorker } from '../../helpers/cli.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 import { jobsOf, scimUser } from '../../helpers/webhooks.ts';
@@ -21,23 +21,13 @@ let blocker: pg.Client;
 const children: ChildProcess[] = [];
 
 function worker(): ChildProcess {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DSN: s.database.url,
-      SECRETS_SYSTEM: TEST_SECRET,
-      LOG_LEVEL: 'warn',
-      WORKER_POLL_INTERVAL: '100ms',
-      WORKER_LIVENESS_CHECK_INTERVAL: '300ms',
-    },
-    stdio: 'ignore',
+  const child = spawnWorker(s.database.url, TEST_SECRET, {
+    WORKER_POLL_INTERVAL: '100ms',
+    WORKER_LIVENESS_CHECK_INTERVAL: '300ms',
   });
   children.push(child);
   return child;
 }
-
-const exited = (c: ChildProcess) =>
-  new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
 beforeAll(async () => {
   rx = await startReceiver(() => 200);

@@ -6,7 +6,7 @@
  * callback semantics, and `setTenantAndProduct` in two statements.
  */
 import { readFileSync } from 'node:fs';
-import { controllers, type Controllers } from 'gatehouse';
+import { type Controllers, controllers } from 'gatehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord, WebhookEvent } from '../../../src/dsync/types.ts';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';

@@ -5,23 +5,20 @@
  * through the writers' path and by rows inserted behind its back); retention purges in bounded
  * batches and the cursor steps over purged numbers only.
  */
-import { controllers, type Controllers } from 'gatehouse';
+import type { Controllers } from 'gatehouse';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
-import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
-import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
+import { eventually, type TestServer } from '../../helpers/apps.ts';
+import { createDirectory, EVENT_KEYS, libraryOn, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 
 let s: TestServer;
 let lib: Controllers;
 
 beforeAll(async () => {
   s = await startDsyncServer();
-  lib = await controllers({
-    externalUrl: 'https://x.example',
-    db: { engine: 'sql', url: s.database.url, encryptionKey: TEST_SECRET },
-  });
+  lib = await libraryOn(s);
 });
 afterAll(async () => {
   await lib?.close();
@@ -58,16 +55,7 @@ describe('GET /api/v1/dsync/{id}/events', () => {
     expect(seqs(first)).toEqual([1, 2]);
     expect(first.has_more).toBe(true);
     expect(first.data[0]).toMatchObject({ event: 'user.created', tenant: 'feed', product: 'p', directory_id: d.id });
-    expect(Object.keys(first.data[0] as object)).toEqual([
-      'event',
-      'tenant',
-      'product',
-      'directory_id',
-      'data',
-      'id',
-      'seq',
-      'created_at',
-    ]);
+    expect(Object.keys(first.data[0] as object)).toEqual(EVENT_KEYS);
     const second = await page(`/${d.id}/events?limit=2&after=${first.cursor}`);
     expect(seqs(second)).toEqual([3]);
     expect(second.has_more).toBe(false);

@@ -5,7 +5,7 @@
  * 500 or a stack trace, and nothing stored changes. (SCIM is fuzzed in property.test.ts.)
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import type { TestServer } from '../../helpers/apps.ts';
 import { API_KEY, createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
@@ -16,16 +16,15 @@ import {
   expectErrorBody,
   expectNoLeak,
   fuzzParams,
-  junk,
   label,
   seg,
   send,
-  storedFingerprint,
+  watchStoredState,
+  wrong,
 } from '../../helpers/fuzz.ts';
 
 let s: TestServer;
 let dir: DirectoryRecord;
-let before: string;
 
 beforeAll(async () => {
   s = await startDsyncServer();
@@ -35,15 +34,8 @@ beforeAll(async () => {
   expect(u.status).toBe(201);
 });
 afterAll(() => s?.close());
-beforeEach(async () => {
-  before = await storedFingerprint(s);
-});
+const { unchanged, rebase } = watchStoredState(() => s);
 
-async function unchanged(what: string) {
-  expect(await storedFingerprint(s), `stored state changed after ${what}`).toBe(before);
-}
-
-const wrong = junk.map((v) => `zz${v}`);
 const v1 = (path: string, init: RequestInit & { key?: string | null } = {}) => {
   const { key = API_KEY, ...rest } = init;
   return send(`${s.adminUrl}/api/v1/dsync${path}`, {
@@ -131,7 +123,7 @@ describe('/api/v1/dsync', () => {
           if (c.kind === 'broken' && c.verb === 'PATCH' && r.status === 200) {
             expectNoLeak(r, what);
             expect(JSON.parse(r.text).data.id, what).toBe(dir.id);
-            before = await storedFingerprint(s);
+            await rebase();
             return;
           }
           expectErrorBody(r, 'dsync', what);

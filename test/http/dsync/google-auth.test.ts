@@ -13,6 +13,7 @@ import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type FakeGoogle, googleConfig, startFakeGoogle } from '../../helpers/fake-google.ts';
+import { getManual as get } from '../../helpers/json.ts';
 
 const SCOPES = [
   'https://www.googleapis.com/auth/admin.directory.user.readonly',
@@ -38,18 +39,6 @@ afterAll(async () => {
 });
 
 const tokenCalls = () => fake.requests.filter((r) => r.path === '/token');
-
-async function get(url: string, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { redirect: 'manual', headers });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // text
-  }
-  return { status: res.status, headers: res.headers, body, text };
-}
 
 /** An authorization link minted through the admin API (the authorize route needs one). */
 async function link(directoryId: string, body: Record<string, unknown> = {}): Promise<string> {

@@ -9,6 +9,7 @@ import { keyRing } from '../../../src/core/crypto/keys.ts';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type FakeGoogle, googleConfig, googleUser, startFakeGoogle } from '../../helpers/fake-google.ts';
+import { getManual as get } from '../../helpers/json.ts';
 
 let fake: FakeGoogle;
 let s: TestServer;
@@ -22,18 +23,6 @@ afterAll(async () => {
   await s?.close();
   await fake?.close();
 });
-
-async function get(url: string, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { redirect: 'manual', headers });
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // text
-  }
-  return { status: res.status, headers: res.headers, body };
-}
 
 const mint = (id: string, body?: Record<string, unknown>) =>
   v1(s)('POST', `/${id}/google/authorization-link`, body ?? {});

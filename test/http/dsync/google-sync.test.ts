@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DirectoryRecord, DirectorySyncEvent } from '../../../src/dsync/types.ts';
 import { LogCapture, type TestServer } from '../../helpers/apps.ts';
-import { startDsyncServer, jacksonEvent, snapshot, storedEvents, v1 } from '../../helpers/dsync.ts';
+import { jacksonEvent, snapshot, startDsyncServer, storedEvents, v1 } from '../../helpers/dsync.ts';
 import {
   type FakeGoogle,
   type GGroup,
@@ -18,7 +18,7 @@ import {
   googleUser,
   startFakeGoogle,
 } from '../../helpers/fake-google.ts';
-import { groupRecord, googleHarness, member, summary, userRecord } from '../../helpers/google-harness.ts';
+import { googleHarness, groupRecord, member, summary, userRecord } from '../../helpers/google-harness.ts';
 
 let fake: FakeGoogle;
 let s: TestServer;

@@ -4,20 +4,17 @@
  * does), `group.user_added` carries what is known, and the user's arrival resolves it with a
  * complete `group.user_added`. A member removed before it was ever known leaves nothing.
  */
-import { controllers, type Controllers } from 'gatehouse';
+import type { Controllers } from 'gatehouse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
-import { createDirectory, scimClient, startDsyncServer, storedEvents, v1 } from '../../helpers/dsync.ts';
+import type { TestServer } from '../../helpers/apps.ts';
+import { createDirectory, libraryOn, scimClient, startDsyncServer, storedEvents, v1 } from '../../helpers/dsync.ts';
 
 let s: TestServer;
 let lib: Controllers;
 
 beforeAll(async () => {
   s = await startDsyncServer();
-  lib = await controllers({
-    externalUrl: 'https://x.example',
-    db: { engine: 'sql', url: s.database.url, encryptionKey: TEST_SECRET },
-  });
+  lib = await libraryOn(s);
 });
 afterAll(async () => {
   await lib?.close();

@@ -5,11 +5,12 @@
  * links expire and are revocable (delete, regenerate).
  */
 import { readFileSync } from 'node:fs';
-import { sql } from 'kysely';
 import { controllers } from 'gatehouse';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
+import type { JsonBody } from '../../helpers/json.ts';
 
 const EXTERNAL = 'https://sso.example.com';
 const jackson = JSON.parse(
@@ -36,7 +37,7 @@ async function setup(method: string, path: string, body?: unknown) {
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as JsonBody };
 }
 const typesOf = (o: Record<string, unknown>) =>
   Object.fromEntries(

@@ -6,12 +6,13 @@
  * and is retried with backoff (not in a tight loop), nothing is dropped or sent twice, concurrent
  * processors never send the same events.
  */
-import { sql } from 'kysely';
+
 import type { Runner } from 'graphile-worker';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
-import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { createDirectory, EVENT_KEYS, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { jobsOf, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
@@ -88,17 +89,7 @@ describe('batch size 3 (DSYNC_WEBHOOK_BATCH_SIZE)', () => {
       expect(verifySignature(r.headers['boxyhq-signature'], r.raw, SECRET)).toBe(true);
       expect(verifySignature(r.headers['ory-polis-signature'], r.raw, SECRET)).toBe(true);
       expect(r.raw).toBe(JSON.stringify(r.body));
-      for (const e of r.body)
-        expect(Object.keys(e)).toEqual([
-          'event',
-          'tenant',
-          'product',
-          'directory_id',
-          'data',
-          'id',
-          'seq',
-          'created_at',
-        ]);
+      for (const e of r.body) expect(Object.keys(e)).toEqual(EVENT_KEYS);
     }
     expect(rx.requests).toHaveLength(4);
     // x logs each POST with the array as payload; y (logging off) has none.

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/core/config/load.ts';
 import type { Resolver } from '../../../src/core/safe-fetch.ts';
 import { eventually, LogCapture, type TestServer } from '../../helpers/apps.ts';
-import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { deadJobs, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
-import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { deadJobs, jobsOf, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 

@@ -3,11 +3,11 @@
  * open): nothing is lost. The next worker finds the dead worker's pool (its liveness lock is gone),
  * releases its job at once (not after graphile-worker's 4 hours) and delivers the event.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
-import { CLI } from '../../helpers/cli.ts';
+import { exited, spawnWorker } from '../../helpers/cli.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { jobsOf, outboxCount, scimUser } from '../../helpers/webhooks.ts';
@@ -18,24 +18,15 @@ let rx: Receiver;
 const children: ChildProcess[] = [];
 
 function worker(): ChildProcess {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DSN: s.database.url,
-      SECRETS_SYSTEM: TEST_SECRET,
-      LOG_LEVEL: 'warn',
-      WORKER_POLL_INTERVAL: '200ms',
-      WORKER_LIVENESS_CHECK_INTERVAL: '300ms',
-      DSYNC_WEBHOOK_TIMEOUT: '60s',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawnWorker(
+    s.database.url,
+    TEST_SECRET,
+    { WORKER_POLL_INTERVAL: '200ms', WORKER_LIVENESS_CHECK_INTERVAL: '300ms', DSYNC_WEBHOOK_TIMEOUT: '60s' },
+    ['ignore', 'ignore', 'pipe'],
+  );
   children.push(child);
   return child;
 }
-
-const exited = (c: ChildProcess) =>
-  new Promise<void>((res) => (c.exitCode !== null || c.signalCode !== null ? res() : c.once('exit', () => res())));
 
 beforeAll(async () => {
   rx = await startReceiver(() => 'hold');

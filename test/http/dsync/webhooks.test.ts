@@ -4,12 +4,13 @@
  * the callbacks' objects, 2xx = delivered, drops, webhook logs on and off, and the v1 / controller
  * log operations.
  */
-import { sql } from 'kysely';
+
 import type { Runner } from 'graphile-worker';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, LogCapture, type TestServer } from '../../helpers/apps.ts';
-import { startDsyncServer, createDirectory, scimClient, v1 } from '../../helpers/dsync.ts';
+import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver, verifySignature } from '../../helpers/receiver.ts';
 import { jobsOf, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 

@@ -4,13 +4,13 @@ import {
   adminApi,
   authorizeUrl,
   Browser,
+  CB,
   type CreatedClient,
   createClient,
   exchangeCode,
   param,
   randomState,
   runFlow,
-  CB,
 } from '../../helpers/oauth2.ts';
 
 let t: TestServer;
@@ -61,7 +61,7 @@ describe('the authorization-code flow through login and consent', () => {
       headers: { authorization: `Bearer ${tok.body.access_token}` },
     });
     expect(ui.status).toBe(200);
-    expect((await ui.json()) as any).toMatchObject({ sub: 'alice', aud: [client.client_id] });
+    expect(await ui.json()).toMatchObject({ sub: 'alice', aud: [client.client_id] });
   });
 
   it('handles prompt=select_account like login: the login screen with skip=false, never invalid_request', async () => {
@@ -302,7 +302,7 @@ describe('codes are one-time and PKCE is checked', () => {
       body: 'grant_type=password',
     });
     expect(unknown.status).toBe(400);
-    expect(((await unknown.json()) as any).error).toBe('invalid_request');
+    expect(((await unknown.json()) as { error: string }).error).toBe('invalid_request');
     const bad = await fetch(`${t.publicUrl}/oauth2/token`, {
       method: 'POST',
       headers: {
@@ -312,6 +312,6 @@ describe('codes are one-time and PKCE is checked', () => {
       body: 'grant_type=authorization_code&code=x',
     });
     expect(bad.status).toBe(401);
-    expect(((await bad.json()) as any).error).toBe('invalid_client');
+    expect(((await bad.json()) as { error: string }).error).toBe('invalid_client');
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FlowState } from '../../../src/oauth2/flows/states.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../../src/core/db/schema.ts';
+import type { FlowState } from '../../../src/oauth2/flows/states.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 
 let t: TestServer;
@@ -37,7 +37,7 @@ describe('login and consent challenges on the admin API', () => {
   it('answers 400 invalid_request when the challenge parameter is missing', async () => {
     const r = await admin('/admin/oauth2/auth/requests/login');
     expect(r.status).toBe(400);
-    const body = (await r.json()) as any;
+    const body = (await r.json()) as { error: string; error_description: string };
     expect(body.error).toBe('invalid_request');
     expect(body.error_description).toContain("Query parameter 'challenge' is not defined but should have been.");
   });
@@ -48,7 +48,7 @@ describe('login and consent challenges on the admin API', () => {
     for (const c of ['nonsense', tampered]) {
       const r = await admin(`/admin/oauth2/auth/requests/login?login_challenge=${encodeURIComponent(c)}`);
       expect(r.status).toBe(404);
-      expect((await r.json()) as any).toEqual({
+      expect(await r.json()).toEqual({
         error: 'Not Found',
         error_description: 'Unable to locate the requested resource',
       });
@@ -71,7 +71,7 @@ describe('login and consent challenges on the admin API', () => {
     const c = await t.container.oauth2.flows.codec.seal('login_challenge', old);
     const r = await admin(`/admin/oauth2/auth/requests/login?challenge=${encodeURIComponent(c)}`);
     expect(r.status).toBe(401);
-    const body = (await r.json()) as any;
+    const body = (await r.json()) as { error: string; error_description: string };
     expect(body.error).toBe('request_unauthorized');
     expect(body.error_description).toContain('The login request has expired, please try again.');
   });
@@ -83,13 +83,15 @@ describe('login and consent challenges on the admin API', () => {
       body: JSON.stringify({ subject: '' }),
     });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as any).error_description).toContain("Field 'subject' must not be empty.");
+    expect(((await bad.json()) as { error_description: string }).error_description).toContain(
+      "Field 'subject' must not be empty.",
+    );
     const ok = await admin(`/admin/oauth2/auth/requests/login/accept?login_challenge=${c}`, {
       method: 'PUT',
       body: JSON.stringify({ subject: 'alice', remember: true }),
     });
     expect(ok.status).toBe(200);
-    const { redirect_to } = (await ok.json()) as any;
+    const { redirect_to } = (await ok.json()) as { redirect_to: string };
     const u = new URL(redirect_to);
     expect(u.searchParams.get('client_id')).toBe('some-client');
     const verifier = u.searchParams.get('login_verifier') as string;
@@ -105,7 +107,7 @@ describe('login and consent challenges on the admin API', () => {
       body: JSON.stringify({ subject: 'alice' }),
     });
     expect(r.status).toBe(200);
-    const u = new URL(((await r.json()) as any).redirect_to);
+    const u = new URL(((await r.json()) as { redirect_to: string }).redirect_to);
     expect(u.searchParams.get('prompt')).toBe('login');
     expect(u.searchParams.get('login_verifier')).toBeNull();
   });
@@ -116,7 +118,9 @@ describe('login and consent challenges on the admin API', () => {
       method: 'PUT',
       body: '{}',
     });
-    const v = new URL(((await r.json()) as any).redirect_to).searchParams.get('login_verifier') as string;
+    const v = new URL(((await r.json()) as { redirect_to: string }).redirect_to).searchParams.get(
+      'login_verifier',
+    ) as string;
     expect((await t.container.oauth2.flows.codec.open('login_verifier', v)).loginError).toMatchObject({
       error: 'login request denied',
       status_code: 400,
@@ -126,7 +130,9 @@ describe('login and consent challenges on the admin API', () => {
       method: 'PUT',
       body: '{}',
     });
-    const v2 = new URL(((await r2.json()) as any).redirect_to).searchParams.get('consent_verifier') as string;
+    const v2 = new URL(((await r2.json()) as { redirect_to: string }).redirect_to).searchParams.get(
+      'consent_verifier',
+    ) as string;
     expect((await t.container.oauth2.flows.codec.open('consent_verifier', v2)).consentError?.error).toBe(
       'consent request denied',
     );

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret, verifySecret } from '../../../src/core/crypto/hash.ts';
 import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { adminApi, call } from '../../helpers/clients.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 async function row(s: TestServer, id: string) {
   const r = await s.container.pool.query(
@@ -28,7 +28,9 @@ describe('client secrets', () => {
     const got = await call(s.adminUrl, 'GET', `/admin/clients/${c.client_id}`);
     expect(got.body).not.toHaveProperty('client_secret');
     const list = await call(s.adminUrl, 'GET', '/admin/clients');
-    expect(list.body.find((x: any) => x.client_id === c.client_id)).not.toHaveProperty('client_secret');
+    expect(list.body.find((x: { client_id: string }) => x.client_id === c.client_id)).not.toHaveProperty(
+      'client_secret',
+    );
     expect(JSON.stringify(list.body)).not.toContain(secret);
     const stored = await row(s, c.client_id!);
     expect(stored.client_secret_hash).toMatch(/^\$hmac-sha256\$k=[A-Za-z0-9_-]+\$[A-Za-z0-9_-]{43}$/);

@@ -163,10 +163,10 @@ describe('admin API: OAuth 2.0 clients through @ory/hydra-client', () => {
     const p1 = await call(s.adminUrl, 'GET', `/admin/clients?owner=${owner}&page_size=2`);
     const links = parseLink(p1.headers.get('link'));
     const p2 = await call(s.adminUrl, 'GET', links.next!);
-    expect(p2.body.map((c: any) => c.client_id)).toEqual(['l-3']);
+    expect(p2.body.map((c: { client_id: string }) => c.client_id)).toEqual(['l-3']);
     expect(parseLink(p2.headers.get('link')).next).toBeUndefined();
     const again = await call(s.adminUrl, 'GET', parseLink(p2.headers.get('link')).first!);
-    expect(again.body.map((c: any) => c.client_id)).toEqual(['l-1', 'l-2']);
+    expect(again.body.map((c: { client_id: string }) => c.client_id)).toEqual(['l-1', 'l-2']);
   });
 
   it('filters by client_name and owner (exact match), defaults to 100 per page and clamps page_size to 500', async () => {

@@ -5,11 +5,11 @@ import {
   adminApi,
   Browser,
   type CreatedClient,
+  codeFlowUrl,
   createClient,
   exchangeCode,
   param,
   runFlow,
-  codeFlowUrl,
 } from '../../helpers/oauth2.ts';
 
 const rememberAll = {
@@ -45,7 +45,7 @@ describe('consent sessions', () => {
     const r = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?subject=carol`);
     expect(r.status).toBe(200);
     expect(r.headers.get('link')).toMatch(/rel="first"/);
-    const list = (await r.json()) as any[];
+    const list = (await r.json()) as { handled_at: string }[];
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({
       grant_scope: ['openid', 'offline'],
@@ -55,7 +55,7 @@ describe('consent sessions', () => {
       session: { id_token: { email: 'carol@example.com' }, access_token: { tenant: 't1' } },
       consent_request: { subject: 'carol', challenge: '', client: { client_id: client.client_id } },
     });
-    expect(list[0].handled_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(list[0]?.handled_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const none = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?subject=nobody`);
     expect(await none.json()).toEqual([]);
     const missing = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent`);
@@ -118,7 +118,9 @@ describe('consent sessions', () => {
     for (const q of ['subject=carol', 'client=x', 'subject=carol&client=x&all=true', '']) {
       const r = await fetch(`${t.adminUrl}/admin/oauth2/auth/sessions/consent?${q}`, { method: 'DELETE' });
       expect(r.status).toBe(400);
-      expect(((await r.json()) as any).error_description).toContain('Invalid combination of query parameters.');
+      expect(((await r.json()) as { error_description: string }).error_description).toContain(
+        'Invalid combination of query parameters.',
+      );
     }
   });
 

@@ -5,8 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileOrigin } from '../../../src/core/http/cors.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { createClient } from '../../helpers/oauth2.ts';
+import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
 import { basic, tokenRequest } from '../../helpers/tokens.ts';
+
+/** A token request sent from `origin`, with client_secret_basic. */
+const tokenFrom = (t: TestServer, origin: string, client: CreatedClient, form: Record<string, string>) =>
+  fetch(`${t.publicUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { origin, authorization: basic(client), 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
 
 const machine = (extra: Record<string, unknown> = {}) => ({
   grant_types: ['client_credentials'],
@@ -92,14 +100,9 @@ describe('serve.public.cors with allowed origins', () => {
 
   it('honours a client’s allowed_cors_origins at the token endpoint (basic auth and client_id in the form)', async () => {
     const client = await createClient(t, machine({ allowed_cors_origins: ['https://spa.example'] }));
-    const viaBasic = await fetch(`${t.publicUrl}/oauth2/token`, {
-      method: 'POST',
-      headers: {
-        origin: 'https://spa.example',
-        authorization: basic(client),
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'read' }),
+    const viaBasic = await tokenFrom(t, 'https://spa.example', client, {
+      grant_type: 'client_credentials',
+      scope: 'read',
     });
     expect(viaBasic.status).toBe(200);
     expect(viaBasic.headers.get('access-control-allow-origin')).toBe('https://spa.example');
@@ -113,15 +116,7 @@ describe('serve.public.cors with allowed origins', () => {
     expect(post.headers.get('access-control-allow-origin')).toBe('https://spa.example');
     // Another origin, or another client without it, gets no headers.
     const other = await createClient(t, machine());
-    const refused = await fetch(`${t.publicUrl}/oauth2/token`, {
-      method: 'POST',
-      headers: {
-        origin: 'https://spa.example',
-        authorization: basic(other),
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ grant_type: 'client_credentials' }),
-    });
+    const refused = await tokenFrom(t, 'https://spa.example', other, { grant_type: 'client_credentials' });
     expect(refused.status).toBe(200);
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
   });
@@ -194,15 +189,7 @@ describe('CORS disabled (the default)', () => {
 
   it('sends no CORS headers and leaves OPTIONS to the routes', async () => {
     const client = await createClient(t, machine({ allowed_cors_origins: ['https://spa.example'] }));
-    const r = await fetch(`${t.publicUrl}/oauth2/token`, {
-      method: 'POST',
-      headers: {
-        origin: 'https://spa.example',
-        authorization: basic(client),
-        'content-type': 'application/x-www-form-urlencoded',
-      },
-      body: new URLSearchParams({ grant_type: 'client_credentials' }),
-    });
+    const r = await tokenFrom(t, 'https://spa.example', client, { grant_type: 'client_credentials' });
     expect(r.status).toBe(200);
     expect(r.headers.get('access-control-allow-origin')).toBeNull();
     const pre = await preflight(`${t.publicUrl}/oauth2/token`, 'https://spa.example');

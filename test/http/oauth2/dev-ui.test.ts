@@ -5,24 +5,19 @@
  * logout driven by a real headless Chromium (Debian's `chromium` through playwright-core).
  */
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import {
+  ARTIFACTS,
+  announceChromium,
+  axeViolations,
+  haveChromium,
+  launchChromium as launch,
+} from '../../helpers/browser.ts';
 import { type CreatedClient, pkcePair, randomState } from '../../helpers/oauth2.ts';
 
-/** Debian's chromium; GATEHOUSE_CHROMIUM points elsewhere (e.g. to check the message below). */
-const CHROMIUM = process.env.GATEHOUSE_CHROMIUM || '/usr/bin/chromium';
-const haveChromium = await import('node:fs').then((fs) => fs.existsSync(CHROMIUM));
-if (!haveChromium && process.env.GATEHOUSE_REQUIRE_CHROMIUM === '1') {
-  throw new Error(`GATEHOUSE_REQUIRE_CHROMIUM is set but ${CHROMIUM} is missing`);
-}
-if (!haveChromium) {
-  console.warn(
-    `dev-ui browser tests DID NOT RUN: ${CHROMIUM} is missing (install Debian's chromium: apt-get install -y chromium; .ci/run does this).`,
-  );
-}
-const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url).pathname;
+announceChromium('dev-ui');
 
 let t: TestServer;
 let rp: Server;
@@ -389,32 +384,6 @@ describe('development device verification page over HTTP', () => {
     expect(r.headers.get('content-type')).toMatch(/^text\/html/);
   });
 });
-
-const launch = async () => {
-  const { chromium } = await import('playwright-core');
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-};
-
-/** Serious or critical axe-core violations of the page (axe is injected, so the context bypasses the CSP). */
-async function axeViolations(page: import('playwright-core').Page) {
-  await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
-  const r = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
-    violations: { id: string; impact: string; help: string }[];
-  };
-  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
-}
 
 describe.skipIf(!haveChromium)('development login app in a real browser (Chromium)', () => {
   it('has no serious accessibility violation (axe-core) on the login, consent and error pages', async () => {

@@ -4,14 +4,13 @@
  * consent, and the device polling the token endpoint (raw requests on a manual clock for pending,
  * slow_down, expiry, denial and replay; `openid-client`'s device helpers on the real clock).
  */
-import { spawn } from 'node:child_process';
 import { Configuration, OAuth2Api } from '@ory/hydra-client';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/core/clock.ts';
 import { ALPHANUM_NO_AMBIGUOUS } from '../../../src/oauth2/device/codes.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { CLI } from '../../helpers/cli.ts';
+import { performUntil } from '../../helpers/cli.ts';
 import { adminApi, Browser, type CreatedClient, createClient, param, runFlow } from '../../helpers/oauth2.ts';
 import { discoverAs } from '../../helpers/openid-client.ts';
 import { basic, introspect, type Reply, tokenRequest } from '../../helpers/tokens.ts';
@@ -308,41 +307,21 @@ describe('gatehouse perform device-code', () => {
 
   it('prints the verification URI and user code, polls, and prints the tokens once the user consents', async () => {
     const client = await deviceClient(t);
-    const child = spawn(
-      process.execPath,
-      [CLI, 'perform', 'device-code', '--endpoint', t.publicUrl, '--format', 'json'],
-      {
-        env: {
-          PATH: process.env.PATH ?? '',
-          OAUTH2_CLIENT_ID: client.client_id,
-          OAUTH2_CLIENT_SECRET: client.client_secret ?? '',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const cli = await performUntil(
+      ['device-code', '--endpoint', t.publicUrl, '--format', 'json'],
+      client,
+      /open (http:\/\/\S+\/oauth2\/device\/verify\?user_code=\S+)/,
+      25_000,
     );
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((res) => child.on('exit', res));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
     try {
-      const complete = await new Promise<string>((res, rej) => {
-        child.stdout.on('data', (d) => {
-          stdout += d;
-          const m = /open (http:\/\/\S+\/oauth2\/device\/verify\?user_code=\S+)/.exec(stdout);
-          if (m) res(m[1] as string);
-        });
-        child.on('exit', () => rej(new Error(`CLI exited early: ${stderr}`)));
-      });
-      const flow = await authorizeDevice(t, param(complete, 'user_code') as string);
+      const flow = await authorizeDevice(t, param(cli.match, 'user_code') as string);
       expect(flow.final).toContain('/oauth2/fallbacks/device/done');
-      expect(await exited).toBe(0);
-      const tokens = JSON.parse(stdout.slice(stdout.indexOf('{')));
+      expect(await cli.exited).toBe(0);
+      const tokens = JSON.parse(cli.stdout().slice(cli.stdout().indexOf('{')));
       expect(tokens.access_token).toMatch(/^ory_at_/);
       expect(tokens.refresh_token).toMatch(/^ory_rt_/);
     } finally {
-      clearTimeout(timer);
-      child.kill();
+      cli.stop();
     }
   });
 });

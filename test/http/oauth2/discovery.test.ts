@@ -17,7 +17,7 @@ describe('OpenID Connect discovery', () => {
     const r = await fetch(`${s.publicUrl}${path}`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/application\/json/);
-    return (await r.json()) as any as Record<string, unknown>;
+    return (await r.json()) as Record<string, unknown>;
   };
 
   it('publishes Hydra 26.2’s document for the default configuration, plus prompt_values_supported', async () => {

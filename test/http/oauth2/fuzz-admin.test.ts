@@ -5,7 +5,7 @@
  * of what does not exist where Hydra answers an empty success; nothing stored changes either way.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   type Answer,
@@ -19,13 +19,13 @@ import {
   label,
   seg,
   send,
-  storedFingerprint,
+  watchStoredState,
+  wrong,
 } from '../../helpers/fuzz.ts';
 import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
 
 let s: TestServer;
 let client: CreatedClient;
-let before: string;
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -53,16 +53,8 @@ beforeAll(async () => {
   expect(t.status, t.text).toBe(201);
 });
 afterAll(() => s?.close());
-// Each test compares with the state at its start (a failure in one does not cascade into the next).
-beforeEach(async () => {
-  before = await storedFingerprint(s);
-});
+const { unchanged } = watchStoredState(() => s);
 
-async function unchanged(what: string) {
-  expect(await storedFingerprint(s), `stored state changed after ${what}`).toBe(before);
-}
-
-const wrong = junk.map((v) => `zz${v}`);
 const json = (method: string, body: unknown, type = 'application/json'): RequestInit => ({
   method,
   headers: { 'content-type': type },

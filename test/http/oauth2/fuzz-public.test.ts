@@ -5,7 +5,7 @@
  * page), never a 500 or a stack trace, and nothing stored changes.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   type Answer,
@@ -15,14 +15,14 @@ import {
   junk,
   label,
   send,
-  storedFingerprint,
+  watchStoredState,
+  wrong,
 } from '../../helpers/fuzz.ts';
 import { CB, type CreatedClient, createClient } from '../../helpers/oauth2.ts';
 
 let s: TestServer;
 let conf: CreatedClient;
 let pub: CreatedClient;
-let before: string;
 
 beforeAll(async () => {
   // The failed-authentication limiter would answer most attempts with 429 after a few runs; the
@@ -41,17 +41,8 @@ beforeAll(async () => {
   pub = await createClient(s, { token_endpoint_auth_method: 'none' });
 });
 afterAll(() => s?.close());
-// Each test compares with the state at its start (a failure in one does not cascade into the next).
-beforeEach(async () => {
-  before = await storedFingerprint(s);
-});
+const { unchanged } = watchStoredState(() => s);
 
-async function unchanged(what: string) {
-  expect(await storedFingerprint(s), `stored state changed after ${what}`).toBe(before);
-}
-
-/** A value that never equals a real identifier or secret (and so can never succeed). */
-const wrong = junk.map((v) => `zz${v}`);
 /** Header-safe text (fetch refuses control characters and code points above 0xFF in headers). */
 const headerText = fc.stringMatching(/^[\x20-\x7e]{0,80}$/);
 

@@ -164,7 +164,7 @@ describe('revocation', () => {
       body: '',
     });
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as any).error).toBe('invalid_request');
+    expect(((await empty.json()) as { error: string }).error).toBe('invalid_request');
     const get = await fetch(`${t.publicUrl}/oauth2/revoke`);
     expect(get.status).toBe(400);
   });
@@ -190,7 +190,7 @@ describe('DELETE /admin/oauth2/tokens and client deletion', () => {
     expect(await isActive(t, kept.access_token as string)).toBe(true);
     const missing = await fetch(`${t.adminUrl}/admin/oauth2/tokens`, { method: 'DELETE' });
     expect(missing.status).toBe(400);
-    expect(((await missing.json()) as any).error).toBe('invalid_request');
+    expect(((await missing.json()) as { error: string }).error).toBe('invalid_request');
   });
 
   it('revokes every token of a deleted client', async () => {

@@ -1,5 +1,5 @@
-import { Configuration, JwkApi, type JsonWebKey } from '@ory/hydra-client';
-import { compactVerify, importJWK, CompactSign } from 'jose';
+import { Configuration, type JsonWebKey, JwkApi } from '@ory/hydra-client';
+import { CompactSign, compactVerify, importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 
@@ -88,7 +88,7 @@ describe('JSON Web Keys on the admin API', () => {
   it('defaults use to sig and kid to a UUID when they are empty', async () => {
     const r = await admin('/admin/keys/defaults', { method: 'POST', json: { alg: 'ES512', use: '', kid: '' } });
     expect(r.status).toBe(201);
-    const [k] = ((await r.json()) as any as { keys: JsonWebKey[] }).keys;
+    const [k] = ((await r.json()) as { keys: JsonWebKey[] }).keys;
     expect(k).toMatchObject({ use: 'sig', alg: 'ES512', kty: 'EC', crv: 'P-521' });
     expect(k!.kid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
@@ -109,7 +109,7 @@ describe('JSON Web Keys on the admin API', () => {
   ])('generates %s keys', async (alg, shape, bits) => {
     const r = await admin(`/admin/keys/alg-${alg}`, { method: 'POST', json: { alg, kid: `k-${alg}` } });
     expect(r.status).toBe(201);
-    const [k] = ((await r.json()) as any as { keys: JsonWebKey[] }).keys;
+    const [k] = ((await r.json()) as { keys: JsonWebKey[] }).keys;
     expect(k).toMatchObject({ ...shape, alg, kid: `k-${alg}` });
     expect(k!.d).toBeTruthy();
     if (bits) expect(Buffer.from(k!.n!, 'base64url').length * 8).toBe(bits);
@@ -126,7 +126,7 @@ describe('JSON Web Keys on the admin API', () => {
     for (const alg of ['HS256', 'HS512', 'none', '']) {
       const r = await admin('/admin/keys/sym', { method: 'POST', json: { alg, use: 'sig', kid: 'x' } });
       expect(r.status).toBe(400);
-      expect((await r.json()) as any).toEqual({ error: 'Bad Request', error_description: 'Unsupported key algorithm' });
+      expect(await r.json()).toEqual({ error: 'Bad Request', error_description: 'Unsupported key algorithm' });
     }
     expect((await admin('/admin/keys/sym')).status).toBe(404);
   });
@@ -147,7 +147,7 @@ describe('JSON Web Keys on the admin API', () => {
     await admin('/admin/keys/dupe', { method: 'POST', json: { alg: 'ES256', kid: 'same' } });
     const r = await admin('/admin/keys/dupe', { method: 'POST', json: { alg: 'ES256', kid: 'same' } });
     expect(r.status).toBe(409);
-    expect(((await r.json()) as any as { error: string }).error).toBe(
+    expect(((await r.json()) as { error: string }).error).toBe(
       'Unable to insert or update resource because a resource with that value exists already',
     );
     const put = await admin('/admin/keys/dupe', {
@@ -170,13 +170,13 @@ describe('JSON Web Keys on the admin API', () => {
     ).keys[0]!;
     const r = await admin('/admin/keys/putkey/ignored', { method: 'PUT', json: { ...k, kid: 'from-body' } });
     expect(r.status).toBe(200);
-    expect(((await r.json()) as any as JsonWebKey).kid).toBe('from-body');
+    expect(((await r.json()) as JsonWebKey).kid).toBe('from-body');
     expect((await admin('/admin/keys/putkey/from-body')).status).toBe(200);
     expect((await admin('/admin/keys/putkey/ignored')).status).toBe(404);
     const { kid: _, ...noKid } = k;
     const r2 = await admin('/admin/keys/putkey/path-kid', { method: 'PUT', json: noKid });
     expect(r2.status).toBe(200);
-    expect(((await r2.json()) as any as JsonWebKey).kid).toBe('path-kid');
+    expect(((await r2.json()) as JsonWebKey).kid).toBe('path-kid');
   });
 
   it('rejects malformed keys and bodies with 400 JSON, never a 500', async () => {
@@ -193,7 +193,7 @@ describe('JSON Web Keys on the admin API', () => {
     for (const [path, method, json] of bad) {
       const r = await admin(path, { method, json });
       expect(r.status, `${method} ${JSON.stringify(json)}`).toBe(400);
-      expect(((await r.json()) as any as { error: string }).error).toBeTruthy();
+      expect(((await r.json()) as { error: string }).error).toBeTruthy();
     }
     const notJson = await fetch(`${s.adminUrl}/admin/keys/bad`, {
       method: 'PUT',

@@ -50,6 +50,11 @@ describe('JWK cache (db.jwk_cache.*)', () => {
   it('serves keys and documents from memory while nothing changed, with an ETag and 304 on revalidation', async () => {
     await kidsOf(cached);
     await kidsOf(uncached);
+    // Memory is trusted only while notifications arrive: until its LISTEN is up (or after it is
+    // re-established) a process reads per use, so wait for both listeners before deleting below.
+    for (const s of [cached, uncached]) await eventually(async () => s.container.changes.live());
+    await kidsOf(cached);
+    await kidsOf(uncached);
     // Deleting rows with the notification switched off proves the answers come from memory.
     await other.container.pool.query('alter table jwk_keys disable trigger jwk_keys_notify_change');
     try {

@@ -88,7 +88,7 @@ describe('private JSON Web Keys at rest', () => {
       for (const url of [`${s.adminUrl}/admin/keys/rotating`, `${s.publicUrl}/.well-known/jwks.json`]) {
         const r = await fetch(url);
         expect(r.status).toBe(500);
-        const body = (await r.json()) as any as { error: string; error_description: string };
+        const body = (await r.json()) as { error: string; error_description: string };
         expect(body.error).toBe('error');
         expect(body.error_description).toMatch(/cannot be decrypted with any secret in secrets\.system/);
       }

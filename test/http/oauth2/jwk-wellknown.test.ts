@@ -92,7 +92,7 @@ describe('/.well-known/jwks.json', () => {
     const r = await fetch(`${s.publicUrl}/.well-known/jwks.json`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/application\/json/);
-    const { keys } = (await r.json()) as any as { keys: Key[] };
+    const { keys } = (await r.json()) as { keys: Key[] };
     expect(keys.map((k) => k.kid)).toEqual(['c-new', 'c-old', 'id-1', 'at-1']);
     for (const k of keys) for (const m of PRIVATE) expect(k).not.toHaveProperty(m);
     expect(keys[0]).toEqual({

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import type { JsonBody } from '../../helpers/json.ts';
 import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
 import { introspect, tokenRequest } from '../../helpers/tokens.ts';
 
@@ -30,7 +31,7 @@ async function trust(t: TestServer, body: Record<string, unknown>) {
     headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
-  return { status: r.status, body: (await r.json()) as Record<string, any>, headers: r.headers };
+  return { status: r.status, body: (await r.json()) as Record<string, JsonBody>, headers: r.headers };
 }
 
 interface AssertionOpts {
@@ -267,15 +268,17 @@ describe('trusted issuer admin API', () => {
     expect(link).toMatch(/rel="first"/);
     const next = /<([^>]+)>; rel="next"/.exec(link)?.[1] as string;
     expect(next).toContain('page_size=1');
-    const page2 = (await (await fetch(`${t.adminUrl}${next}`)).json()) as any[];
-    const ids = [((await page1.json()) as any[])[0].id, page2[0].id];
+    const page2 = (await (await fetch(`${t.adminUrl}${next}`)).json()) as { id: string }[];
+    const ids = [((await page1.json()) as { id: string }[])[0]?.id, page2[0]?.id];
     expect(ids.sort()).toEqual([r.body.id, second.body.id].sort());
     const badToken = await fetch(`${t.adminUrl}${BASE}?page_token=garbage`);
     expect(badToken.status).toBe(400);
-    expect(((await badToken.json()) as any).error_description).toContain('invalid pagination token');
+    expect(((await badToken.json()) as { error_description: string }).error_description).toContain(
+      'invalid pagination token',
+    );
     const filtered = (await (
       await fetch(`${t.adminUrl}${BASE}?issuer=${encodeURIComponent('https://b.example')}`)
-    ).json()) as any[];
+    ).json()) as { id: string }[];
     expect(filtered.map((x) => x.id)).toEqual([second.body.id]);
 
     const del = await fetch(`${t.adminUrl}${BASE}/${r.body.id}`, { method: 'DELETE' });
@@ -325,7 +328,9 @@ describe('trusted issuer admin API', () => {
   it('answers 400 for a non-UUID id and 404 for an unknown one', async () => {
     const g = await fetch(`${t.adminUrl}${BASE}/not-a-uuid`);
     expect(g.status).toBe(400);
-    expect(((await g.json()) as any).error_description).toMatch(/^Unable to parse parameter id/);
+    expect(((await g.json()) as { error_description: string }).error_description).toMatch(
+      /^Unable to parse parameter id/,
+    );
     expect((await fetch(`${t.adminUrl}${BASE}/not-a-uuid`, { method: 'DELETE' })).status).toBe(400);
     expect((await fetch(`${t.adminUrl}${BASE}/${randomUUID()}`)).status).toBe(404);
     expect((await fetch(`${t.adminUrl}${BASE}/${randomUUID()}`, { method: 'DELETE' })).status).toBe(404);

@@ -3,9 +3,10 @@
  * `oauth2_backchannel_logout` job to a loopback receiver (with a failure and a retry), headless
  * logout by `sid`, the discard-skipped-consents caveat, and the one indexed client lookup.
  */
+
+import type { Runner } from 'graphile-worker';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { sql } from 'kysely';
-import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logoutClientsQuery } from '../../../src/oauth2/store/logout.ts';
 import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';

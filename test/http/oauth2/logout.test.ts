@@ -8,7 +8,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { acceptLogout, rememberedLogin, sessionCount } from '../../helpers/logout.ts';
-import { adminApi, Browser, createClient, param, randomState, runFlow, codeFlowUrl } from '../../helpers/oauth2.ts';
+import { adminApi, Browser, codeFlowUrl, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
 import { discoverAs } from '../../helpers/openid-client.ts';
 
 let t: TestServer;

@@ -3,7 +3,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { authorizeUrl, Browser, createClient, param, randomState, runFlow, CB } from '../../helpers/oauth2.ts';
+import { authorizeUrl, Browser, CB, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
 import { discoverAs } from '../../helpers/openid-client.ts';
 
 let t: TestServer;

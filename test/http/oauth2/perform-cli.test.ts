@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { CLI } from '../../helpers/cli.ts';
+import { performUntil } from '../../helpers/cli.ts';
 import { authorizeUrl, Browser, createClient, param, randomState, runFlow } from '../../helpers/oauth2.ts';
 
 let t: TestServer;
@@ -16,46 +15,27 @@ describe('gatehouse perform authorization-code', () => {
   it('prints the authorization URL, receives the callback on loopback and prints the tokens', async () => {
     const port = await freePort();
     const client = await createClient(t, { redirect_uris: [`http://127.0.0.1:${port}/callback`] });
-    const child = spawn(
-      process.execPath,
-      [CLI, 'perform', 'authorization-code', '--endpoint', t.publicUrl, '--port', String(port), '--format', 'json'],
-      {
-        env: {
-          PATH: process.env.PATH ?? '',
-          OAUTH2_CLIENT_ID: client.client_id,
-          OAUTH2_CLIENT_SECRET: client.client_secret ?? '',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+    const cli = await performUntil(
+      ['authorization-code', '--endpoint', t.publicUrl, '--port', String(port), '--format', 'json'],
+      client,
+      /(http:\/\/\S+\/oauth2\/auth\?\S+)/,
+      20_000,
     );
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((res) => child.on('exit', res));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     try {
-      const url = await new Promise<string>((res, rej) => {
-        child.stdout.on('data', (d) => {
-          stdout += d;
-          const m = /(http:\/\/\S+\/oauth2\/auth\?\S+)/.exec(stdout);
-          if (m) res(m[1] as string);
-        });
-        child.on('exit', () => rej(new Error(`CLI exited early: ${stderr}`)));
-      });
+      const url = cli.match;
       expect(param(url, 'code_challenge_method')).toBe('S256');
       expect(param(url, 'scope')).toBe('offline openid');
       const r = await runFlow(t, new Browser(), url);
       expect(r.final.startsWith(`http://127.0.0.1:${port}/callback?`)).toBe(true);
       const cb = await fetch(r.final);
       expect(cb.status).toBe(200);
-      expect(await exited).toBe(0);
-      const tokens = JSON.parse(stdout.slice(stdout.indexOf('{')));
+      expect(await cli.exited).toBe(0);
+      const tokens = JSON.parse(cli.stdout().slice(cli.stdout().indexOf('{')));
       expect(tokens.access_token).toMatch(/^ory_at_/);
       expect(tokens.refresh_token).toMatch(/^ory_rt_/);
       expect(tokens.id_token.split('.')).toHaveLength(3);
     } finally {
-      clearTimeout(timer);
-      child.kill();
+      cli.stop();
     }
   });
 

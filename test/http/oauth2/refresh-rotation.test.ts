@@ -11,8 +11,8 @@ import { ConfigError } from '../../../src/core/config/load.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase } from '../../helpers/db.ts';
 import { createClient } from '../../helpers/oauth2.ts';
-import { codeTokens, introspect, isActive, refresh } from '../../helpers/tokens.ts';
 import { discoverAs } from '../../helpers/openid-client.ts';
+import { codeTokens, introspect, isActive, refresh } from '../../helpers/tokens.ts';
 
 const signatureOf = (rt: string) => rt.split('.')[1] as string;
 

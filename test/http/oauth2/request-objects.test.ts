@@ -1,18 +1,19 @@
 /** OpenID Connect request objects (`request`, `request_uri`) and client keys served at `jwks_uri`. */
-import { createServer, type Server } from 'node:http';
+
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   authorizeUrl,
   Browser,
+  CB,
+  codeFlowUrl,
   createClient,
   param,
   randomState,
   runFlow,
-  CB,
-  codeFlowUrl,
 } from '../../helpers/oauth2.ts';
 
 let t: TestServer;

@@ -11,7 +11,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startTestServer, type TestServer, whenNotified } from '../../helpers/apps.ts';
 import { call } from '../../helpers/clients.ts';
-import { selfSigned, startHttpsServer } from '../../helpers/tls.ts';
 import {
   authorizeUrl,
   Browser,
@@ -22,6 +21,7 @@ import {
   randomState,
   runFlow,
 } from '../../helpers/oauth2.ts';
+import { selfSigned, startHttpsServer } from '../../helpers/tls.ts';
 
 let t: TestServer;
 let files: Server;

@@ -1,13 +1,17 @@
 /**
  * `DELETE /admin/oauth2/auth/sessions/login?subject=`: 20 000 sessions deleted in bounded batches
  * (proven with an audit trigger recording the transaction id of every deleted row), the
- * back-channel jobs enqueued in the transaction of their batch, cancellation midway and a repeat.
+ * back-channel jobs enqueued in the transaction of their batch, cancellation midway and a repeat;
+ * `gatehouse revoke login-sessions` killed (SIGKILL) inside a batch: whole batches only, and a re-run
+ * completes in ceil(N / batch size) transactions in all, every notification enqueued exactly once.
  */
+import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_NETWORK_ID as NID } from '../../../src/core/db/schema.ts';
-import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { eventually, LogCapture, startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
+import { CLI, runCli } from '../../helpers/cli.ts';
 import { backchannelJobs, sessionCount } from '../../helpers/logout.ts';
 import { createClient } from '../../helpers/oauth2.ts';
 
@@ -155,6 +159,112 @@ describe('login session revocation', () => {
     const perTx = await sql<{ n: number }>`select max(c)::int as n from (select count(*) as c from test_deleted_sessions
       where subject = 'cancel' group by xid) x`.execute(t.container.db);
     expect(perTx.rows[0]?.n).toBeLessThanOrEqual(BATCH);
+  });
+
+  it('a process killed inside a batch leaves only whole batches; a re-run completes, ceil(N / batch) transactions in all', {
+    timeout: 120_000,
+  }, async () => {
+    const n = 1_050;
+    await seedSessions('killed', n);
+    // Every 50th session had a consent flow with a back-channel client: 21 notifications in all.
+    const client = await createClient(t, { backchannel_logout_uri: 'http://127.0.0.1:9/bc' });
+    await sql`insert into oauth2_flows (nid, consent_request_id, login_challenge_id, client_id, subject, login_session_id,
+        request_url, requested_at, handled_at, session_data)
+      select ${NID}, 'killed-consent-' || g, 'killed-login-' || g, ${client.client_id}, 'killed', 'killed-sid-' || (g * 50),
+        'http://x/', now(), now(), ''
+      from generate_series(1, 21) g`.execute(t.container.db);
+    const committedBatches = async () =>
+      (
+        await sql<{ n: number }>`select count(distinct xid)::int as n from test_deleted_sessions
+          where subject = 'killed'`.execute(t.container.db)
+      ).rows[0]?.n ?? 0;
+    // The 4th batch waits, inside its transaction after its DELETE, for an advisory lock the test holds.
+    await sql`create function test_gate_kill() returns trigger language plpgsql as $$
+      begin
+        if exists (select 1 from gone where subject = 'killed')
+           and (select count(distinct xid) from test_deleted_sessions where subject = 'killed') >= 4 then
+          perform pg_advisory_xact_lock_shared(4343);
+        end if;
+        return null;
+      end $$`.execute(t.container.db);
+    await sql`create trigger test_gate_kill after delete on oauth2_login_sessions
+      referencing old table as gone for each statement execute function test_gate_kill()`.execute(t.container.db);
+    const env = {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'warn',
+      SECRETS_SYSTEM: TEST_SECRET,
+      OAUTH2_SESSION_REVOCATION_BATCH_SIZE: String(BATCH),
+    };
+    const holder = new pg.Client({ connectionString: t.database.url });
+    holder.on('error', () => {});
+    await holder.connect();
+    try {
+      await holder.query('select pg_advisory_lock(4343)');
+      const child = spawn(
+        process.execPath,
+        [CLI, 'revoke', 'login-sessions', '--subject', 'killed', '--no-progress', t.database.url],
+        { env, stdio: 'ignore' },
+      );
+      const exited = new Promise((r) => child.on('exit', r));
+      await eventually(async () => (await committedBatches()) === 3, 60_000);
+      await eventually(async () => {
+        const { rows } = await holder.query(
+          `select 1 from pg_stat_activity where wait_event_type = 'Lock' and wait_event = 'advisory' and datname = current_database()`,
+        );
+        return rows.length === 1;
+      });
+      child.kill('SIGKILL');
+      await exited;
+      // The dead process's backend finishes its statement, finds no client and rolls the batch back.
+      await holder.query('select pg_advisory_unlock(4343)');
+      await eventually(async () => {
+        const { rows } = await holder.query(
+          `select 1 from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'
+             or (wait_event_type = 'Lock' and wait_event = 'advisory' and datname = current_database())`,
+        );
+        return rows.length === 0;
+      });
+    } finally {
+      await holder.end();
+    }
+    await sql`drop trigger test_gate_kill on oauth2_login_sessions`.execute(t.container.db);
+
+    // Only the three committed batches happened: their sessions and their notifications, nothing of the 4th.
+    expect(await committedBatches()).toBe(3);
+    expect(await sessionCount(t, { subject: 'killed' })).toBe(n - 3 * BATCH);
+    const jobsOfDeleted = async () =>
+      sql<{ enqueued: number; expected: number; mismatched: number; duplicates: number }>`select
+          (select count(*)::int from test_enqueued where sid like 'killed-sid-%') as enqueued,
+          (select count(*)::int from oauth2_flows f join test_deleted_sessions d on d.id = f.login_session_id
+            where f.subject = 'killed') as expected,
+          (select count(*)::int from test_enqueued e left join test_deleted_sessions d on d.id = e.sid and d.xid = e.xid
+            where e.sid like 'killed-sid-%' and d.id is null) as mismatched,
+          (select count(*)::int from (select sid from test_enqueued where sid like 'killed-sid-%'
+            group by sid having count(*) > 1) x) as duplicates`
+        .execute(t.container.db)
+        .then((r) => r.rows[0]);
+    const partial = await jobsOfDeleted();
+    expect(partial).toMatchObject({ mismatched: 0, duplicates: 0 });
+    expect(partial?.enqueued).toBe(partial?.expected);
+
+    // The re-run finishes the job: ceil(1050 / 100) = 11 transactions in all, 21 notifications, each once.
+    const again = await runCli(
+      ['revoke', 'login-sessions', '--subject', 'killed', t.database.url, '--json'],
+      env,
+      60_000,
+    );
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({
+      deleted: n - 3 * BATCH,
+      notified: 21 - (partial?.enqueued ?? 0),
+      complete: true,
+    });
+    expect(await sessionCount(t, { subject: 'killed' })).toBe(0);
+    expect(await committedBatches()).toBe(Math.ceil(n / BATCH));
+    const perTx = await sql<{ n: number }>`select max(c)::int as n from (select count(*) as c from test_deleted_sessions
+      where subject = 'killed' group by xid) x`.execute(t.container.db);
+    expect(perTx.rows[0]?.n).toBeLessThanOrEqual(BATCH);
+    expect(await jobsOfDeleted()).toEqual({ enqueued: 21, expected: 21, mismatched: 0, duplicates: 0 });
   });
 
   it('answers 204 for a subject without sessions', async () => {

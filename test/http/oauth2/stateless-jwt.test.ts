@@ -6,6 +6,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import type { JsonBody } from '../../helpers/json.ts';
 import { createClient } from '../../helpers/oauth2.ts';
 import { codeTokens, introspect, refresh, revoke, tokenRequest } from '../../helpers/tokens.ts';
 
@@ -64,7 +65,7 @@ describe('stateless JWT access tokens', () => {
         const res = await fetch(`${t.publicUrl}/userinfo`, {
           headers: { authorization: `Bearer ${tok.access_token}` },
         });
-        return { status: res.status, body: (await res.json()) as Record<string, any> };
+        return { status: res.status, body: (await res.json()) as Record<string, JsonBody> };
       })(),
     ];
     for (const [i, what] of ['introspection', 'revocation', 'userinfo'].entries()) {

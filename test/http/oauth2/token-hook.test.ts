@@ -5,12 +5,14 @@
  * a timeout and a refused address `server_error` — for authorization_code, refresh_token,
  * client_credentials and jwt-bearer (whose assertion is the only form value the hook sees).
  */
+
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomUUID } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import type { JsonBody } from '../../helpers/json.ts';
 import {
   authorizeUrl,
   Browser,
@@ -25,7 +27,7 @@ import { codeTokens, introspect, refresh, tokenRequest } from '../../helpers/tok
 
 interface HookCall {
   headers: IncomingHttpHeaders;
-  body: any;
+  body: JsonBody;
 }
 type Answer = { status: number; body?: unknown } | 'hold';
 

@@ -2,18 +2,18 @@
  * Token lifespans per grant: `ttl.*` from the configuration, and the client's 13 lifespan fields
  * (`*_token_lifespan`) winning over them, for every grant type gatehouse issues tokens for.
  */
-import { exportJWK, generateKeyPair, decodeJwt, SignJWT } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   authorizeUrl,
   Browser,
+  CB,
   type CreatedClient,
   createClient,
   param,
   randomState,
   runFlow,
-  CB,
 } from '../../helpers/oauth2.ts';
 import { codeTokens, introspect, refresh, tokenRequest } from '../../helpers/tokens.ts';
 

@@ -5,13 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import {
   Browser,
+  CB,
   type CreatedClient,
+  codeFlowUrl,
   createClient,
   exchangeCode,
   param,
   runFlow,
-  CB,
-  codeFlowUrl,
 } from '../../helpers/oauth2.ts';
 
 const SALT = 'pairwise-salt-0123';

@@ -3,17 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_DEV_USERS, loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
+import { DEFAULT_DEV_USERS, loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
+import { problems } from '../../helpers/config.ts';
 
-const problems = (f: () => unknown): string[] => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-};
 const PG = { DSN: 'postgres://db.example/gh', SECRETS_SYSTEM: 'a-system-secret-of-some-length' };
 
 describe('dev_ui', () => {
@@ -73,7 +65,7 @@ describe('dev_ui', () => {
     const users = [{ subject: 'bob', password: 'pw-bob', claims: { name: 'Bob' } }];
     const c = loadConfig({ env: { DEV_UI_USERS: JSON.stringify(users) } });
     expect(c.dev_ui.users).toEqual(users);
-    expect((redactedConfig(c) as any).dev_ui.users).toBe('[redacted]');
+    expect((redactedConfig(c).dev_ui as { users: unknown }).users).toBe('[redacted]');
     expect(problems(() => loadConfig({ env: { DEV_UI_USERS: '[{"subject":"x"}]' } }))[0]).toMatch(/^dev_ui\.users/);
     expect(problems(() => loadConfig({ env: { DEV_UI_USERS: 'not json' } }))[0]).toMatch(
       /^dev_ui\.users: expected a JSON list/,

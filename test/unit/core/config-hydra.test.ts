@@ -2,23 +2,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/core/config/load.ts';
+import { loadConfig } from '../../../src/core/config/load.ts';
 import { listenerTls } from '../../../src/core/http/tls.ts';
+import { problems } from '../../helpers/config.ts';
 import { selfSigned } from '../../helpers/tls.ts';
 
 const FIXTURE = resolve(import.meta.dirname, '../../fixtures/config/hydra-26.yml');
 const SECRET = 'a-long-enough-system-secret';
 const dir = mkdtempSync(join(tmpdir(), 'gh-hydra-cfg-'));
-
-const problems = (f: () => unknown): string[] => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-};
 
 function load(yaml: string, env: Record<string, string> = {}) {
   const file = join(dir, `c-${Math.random().toString(36).slice(2)}.yml`);

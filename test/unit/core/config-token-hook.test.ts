@@ -3,17 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
+import { loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
+import { problems } from '../../helpers/config.ts';
 
-const problems = (f: () => unknown): string[] => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-};
 const AUTH = { type: 'api_key', config: { in: 'header', name: 'X-Key', value: 'k-123' } };
 
 describe('oauth2.token_hook', () => {

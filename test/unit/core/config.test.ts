@@ -2,20 +2,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration, formatDuration } from '../../../src/core/config/duration.ts';
+import { formatDuration, parseDuration } from '../../../src/core/config/duration.ts';
 import { ConfigError, loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
 import { configLeaves } from '../../../src/core/config/schema.ts';
+import { problems } from '../../helpers/config.ts';
 
 const SECRET = 'a-long-enough-system-secret';
-const problems = (f: () => unknown): string[] => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-  throw new Error('expected a ConfigError');
-};
 
 describe('configuration', () => {
   it('applies Hydra defaults and derives URLs from the issuer', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { generateJwk } from '../../../src/oauth2/jwk/generate.ts';
 import {
   canSign,
   hasPrivateMaterial,
@@ -7,7 +8,6 @@ import {
   signingAlgOf,
   toPublicJwk,
 } from '../../../src/oauth2/jwk/keys.ts';
-import { generateJwk } from '../../../src/oauth2/jwk/generate.ts';
 
 describe('JWK helpers', () => {
   it('keeps known members in go-jose order and drops the rest', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { customAccessTokenClaims } from '../../../src/oauth2/token/jwt-claims.ts';
 import { halfHash } from '../../../src/oauth2/token/issue.ts';
+import { customAccessTokenClaims } from '../../../src/oauth2/token/jwt-claims.ts';
 import { idTokenClaims } from '../../../src/oauth2/token/session.ts';
 
 const ext = { tenant: 't1', role: 'admin', sub: 'evil' };

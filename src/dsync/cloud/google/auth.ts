@@ -7,9 +7,10 @@
  * (and, through the HTTP routes, to the browser); the token expiry is stored, and a refreshed access
  * token is stored too, so a sync does not pay a refresh per call once the first token expired.
  */
-import { randomToken } from '../../../core/crypto/random.ts';
-import type { KeyRing } from '../../../core/crypto/keys.ts';
+
 import type { Clock } from '../../../core/clock.ts';
+import type { KeyRing } from '../../../core/crypto/keys.ts';
+import { randomToken } from '../../../core/crypto/random.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
 import { dsyncError } from '../../errors.ts';
@@ -247,5 +248,3 @@ export function createGoogleAuth(o: GoogleAuthOptions) {
     tokenSource,
   };
 }
-
-export type GoogleAuth = ReturnType<typeof createGoogleAuth>;

@@ -13,12 +13,14 @@
  * enqueued; `{message: 'Sync started'}`.
  */
 import type Router from '@koa/router';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
+import { cookieOptions } from '../../../core/http/cookies.ts';
+import { noStore } from '../../../core/http/params.ts';
 import { dsyncError, dsyncMessage } from '../../errors.ts';
 import { bodyObject } from '../../v1-handlers.ts';
-import { STATE_TTL_MS } from './state.ts';
 import { authorizeQuery, callbackQuery } from './schemas.ts';
 import type { GoogleService } from './service.ts';
+import { STATE_TTL_MS } from './state.ts';
 
 export const STATE_COOKIE = 'gatehouse_google_authorization';
 export const AUTHORIZED_TEXT = 'Authorized done successfully. You may close this window.';
@@ -30,21 +32,13 @@ export interface GoogleRouteOptions {
   secureCookies: boolean;
 }
 
-/** Errors of these routes render as Jackson's `{error: {message}}`, not as SCIM errors. */
-async function dsyncFamily(ctx: Context, next: Next) {
-  ctx.state.errorFamily = 'dsync';
-  await next();
-}
-
-function cookieOptions(ctx: Context, o: GoogleRouteOptions) {
-  // Koa refuses Secure cookies on plain HTTP; TLS usually ends at a proxy in front of gatehouse.
-  if (o.secureCookies) (ctx.cookies as unknown as { secure: boolean }).secure = true;
-  return { httpOnly: true, secure: o.secureCookies, sameSite: 'lax' as const, path: o.callbackPath, overwrite: true };
-}
+/** The state cookie: only on the callback path; SameSite=Lax so that Google's top-level redirect brings it. */
+const stateCookie = (ctx: Context, o: GoogleRouteOptions) =>
+  cookieOptions(ctx, { secure: o.secureCookies, sameSite: 'lax', path: o.callbackPath });
 
 export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: GoogleRouteOptions): void {
   /** Starts the authorization of a Google directory (the directory's `google_authorization_url`). */
-  r.get(o.authorizePath, dsyncFamily, async (ctx: Context) => {
+  r.get(o.authorizePath, async (ctx: Context) => {
     const q = authorizeQuery.safeParse(ctx.query);
     if (!q.success) throw dsyncMessage(400, 'Invalid query parameters.');
     if (!q.data.directoryId) throw dsyncError(400, 'Missing required parameters.');
@@ -52,25 +46,25 @@ export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: G
       directoryId: q.data.directoryId,
       token: q.data.token,
     });
-    ctx.cookies.set(STATE_COOKIE, nonce, { ...cookieOptions(ctx, o), maxAge: STATE_TTL_MS });
-    ctx.set('Cache-Control', 'no-store');
+    ctx.cookies.set(STATE_COOKIE, nonce, { ...stateCookie(ctx, o), maxAge: STATE_TTL_MS });
+    noStore(ctx);
     ctx.status = 302;
     ctx.redirect(authorizationUrl);
   });
 
   /** Google sends the admin's browser back here with the code. */
-  r.get(o.callbackPath, dsyncFamily, async (ctx: Context) => {
+  r.get(o.callbackPath, async (ctx: Context) => {
     const q = callbackQuery.safeParse(ctx.query);
     if (!q.success) throw dsyncMessage(400, 'Invalid query parameters.');
     await s.google.completeAuthorization({ ...q.data, nonce: ctx.cookies.get(STATE_COOKIE) });
-    ctx.cookies.set(STATE_COOKIE, null, cookieOptions(ctx, o));
-    ctx.set('Cache-Control', 'no-store');
+    ctx.cookies.set(STATE_COOKIE, null, stateCookie(ctx, o));
+    noStore(ctx);
     ctx.type = 'text/plain';
     ctx.body = AUTHORIZED_TEXT;
   });
 
   for (const path of [o.authorizePath, o.callbackPath])
-    r.all(path, dsyncFamily, (ctx) => {
+    r.all(path, (ctx) => {
       throw dsyncMessage(405, `Method ${ctx.method} not allowed.`, { Allow: 'GET' });
     });
 }
@@ -84,7 +78,7 @@ export function googleAdminRoutes(r: Router, s: { google: GoogleService }): void
   r.post('/:directoryId/google/authorization-link', async (ctx: Context) => {
     const body = bodyObject(ctx);
     const replace = body.replace_workspace === true || body.replace_workspace === 'true';
-    ctx.set('Cache-Control', 'no-store');
+    noStore(ctx);
     ctx.body = {
       data: await s.google.authorizationLink({ directoryId: ctx.params.directoryId, replaceWorkspace: replace }),
     };

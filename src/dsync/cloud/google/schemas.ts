@@ -4,6 +4,7 @@
  * query parameters of the authorization routes and the payloads of the sync jobs.
  */
 import { z } from 'zod';
+import { firstValue } from '../../../core/http/params.ts';
 import type { ListKind } from './client.ts';
 
 /** RFC 6749 §5.1 as Google answers it (`expires_in` in seconds). */
@@ -62,8 +63,7 @@ export function listResponse(kind: ListKind): z.ZodType<ParsedPage> {
     }));
 }
 
-const first = (v: unknown) => (Array.isArray(v) ? v[0] : v);
-const text = z.preprocess(first, z.string().max(4096).optional());
+const text = z.preprocess(firstValue, z.string().max(4096).optional());
 
 /** `GET /api/scim/oauth/authorize?directoryId=` */
 export const authorizeQuery = z.object({ directoryId: text, token: text });

@@ -14,23 +14,24 @@ import type { Clock } from '../../../core/clock.ts';
 import type { KeyRing } from '../../../core/crypto/keys.ts';
 import { type Db, withTx } from '../../../core/db/tx.ts';
 import { removeDeadJobsByKey } from '../../../core/jobs/admin.ts';
-import { enqueue } from '../../../core/jobs/enqueue.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { SafeFetch } from '../../../core/safe-fetch.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
 import type { DeliveryPolicy } from '../../events/service.ts';
 import { listSyncableDirectories } from '../../store/cloud-syncs.ts';
+import type { DsyncJobs } from '../../tasks.ts';
 import { createGoogleAuth } from './auth.ts';
-import type { AuthorizationLinks, AuthorizationVerifier } from './link.ts';
 import { createGoogleClient } from './client.ts';
+import type { AuthorizationLinks, AuthorizationVerifier } from './link.ts';
 import { createGoogleSync, emptyCounts, type SyncOptions, type SyncResult } from './sync.ts';
 
-export const SYNC_TASK = 'dsync_cloud_sync';
-export const SWEEP_TASK = 'dsync_cloud_sync_sweep';
+export const SYNC_TASK = 'dsync_cloud_sync' as const;
+export const SWEEP_TASK = 'dsync_cloud_sync_sweep' as const;
 export const syncJobKey = (directoryId: string) => `${SYNC_TASK}:${directoryId}`;
 
 export interface GoogleServiceOptions {
   db: Db;
+  jobs: DsyncJobs;
   clock: Clock;
   log: Logger;
   directories: DirectoriesService;
@@ -114,9 +115,9 @@ export function createGoogleService(o: GoogleServiceOptions) {
     let n = 0;
     for await (const ids of syncable(dueBefore)) {
       await withTx(o.db, async (trx) => {
-        await removeDeadJobsByKey(trx, ids.map(syncJobKey));
+        await removeDeadJobsByKey(o.jobs.queue.stateExec(trx), ids.map(syncJobKey));
         for (const directoryId of ids)
-          await enqueue(
+          await o.jobs.add(
             trx,
             SYNC_TASK,
             { directoryId },
@@ -131,7 +132,7 @@ export function createGoogleService(o: GoogleServiceOptions) {
 
   /** `POST /api/v1/dsync/cron/sync-google`: a forced sweep, run by the worker. */
   async function requestSweep(): Promise<void> {
-    await enqueue(o.db, SWEEP_TASK, { force: true }, { maxAttempts: 3 });
+    await o.jobs.add(o.db, SWEEP_TASK, { force: true }, { maxAttempts: 3 });
   }
 
   /**

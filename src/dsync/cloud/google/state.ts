@@ -6,9 +6,10 @@
  * started through the HTTP authorize route, carries a nonce that must match a cookie set on the
  * browser that started it (login CSRF: a callback link cannot be replayed in another browser).
  */
-import { safeEqual } from '../../../core/crypto/random.ts';
+
 import { openJson, sealJson, TokenError } from '../../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../../core/crypto/keys.ts';
+import { safeEqual } from '../../../core/crypto/random.ts';
 import { dsyncError } from '../../errors.ts';
 
 const TYP = 'dsync_google_state';

@@ -277,5 +277,3 @@ export function createGoogleSync(o: GoogleSyncDeps) {
 
   return { syncDirectory };
 }
-
-export type GoogleSync = ReturnType<typeof createGoogleSync>;

@@ -1,14 +1,15 @@
 /**
  * `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6). Codes are one-time: the code
- * row is flipped inactive in the transaction that issues the tokens, and presenting a used code
+ * row is flipped inactive by the statement (or, with audit rows, the transaction) that stores the tokens, and presenting a used code
  * revokes every token of its grant family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
  */
+import { auditEnabled } from '../../../core/audit/events.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
-import { consumeCode, deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
+import { consumeCode, consumeCodeIssuing, deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
 import type { TokenResponse } from '../issue.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps } from './deps.ts';
@@ -74,6 +75,13 @@ export async function authorizationCodeGrant(
     'authorization_code',
   );
   try {
+    if (!auditEnabled()) {
+      // One statement: the code flipped inactive and the token rows written only if this call flipped it.
+      const { access, refresh } = prepared.rows;
+      if (!(await consumeCodeIssuing(d.db, signature, access, refresh))) throw new CodeReplay();
+      await prepared.audit(d.db);
+      return prepared.response;
+    }
     return await withTx(d.db, async (trx) => {
       if (!(await consumeCode(trx, signature))) throw new CodeReplay();
       await prepared.save(trx);

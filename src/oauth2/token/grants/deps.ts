@@ -1,14 +1,14 @@
 /** What the grant handlers need. */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../core/clock.ts';
-import type { Config } from '../../../core/config/load.ts';
 import type { Database } from '../../../core/db/schema.ts';
+import type { OAuth2Config } from '../../deps.ts';
 import type { SessionCodec } from '../../session-data.ts';
 import type { TrustService } from '../../trust/service.ts';
 import type { TokenIssuer } from '../issue.ts';
 
 export interface GrantDeps {
-  config: Config;
+  config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
   sessions: SessionCodec;

@@ -3,10 +3,10 @@ import type { FlowClient } from '../../ports.ts';
 import type { TokenResponse } from '../issue.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
-import { deviceCodeGrant } from './device-code.ts';
 import type { GrantDeps } from './deps.ts';
-import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
+import { deviceCodeGrant } from './device-code.ts';
 import { jwtBearerGrant } from './jwt-bearer.ts';
+import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
 
 export type GrantHandler = (d: GrantDeps, client: FlowClient, form: Record<string, string>) => Promise<TokenResponse>;

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK } from 'jose';
-import type { Config } from '../../../core/config/load.ts';
+import type { OAuth2Config } from '../../deps.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { isJtiKnown } from '../../store/tokens.ts';
 import type { TrustKey } from '../../trust/service.ts';
@@ -90,7 +90,7 @@ export async function verifyAssertion(
 
 /** Steps 6 to 9, on the verified claims. */
 export async function checkAssertionClaims(d: GrantDeps, claims: Record<string, unknown>): Promise<AssertionClaims> {
-  const cfg: Config['oauth2']['grant']['jwt'] = d.config.oauth2.grant.jwt;
+  const cfg: OAuth2Config['oauth2']['grant']['jwt'] = d.config.oauth2.grant.jwt;
   const now = d.clock.now().getTime();
   const raw = claims.aud;
   const aud = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((a) => typeof a === 'string');

@@ -12,8 +12,9 @@
  * refreshes of one token therefore queue on that row and each sees the previous one's commit: they
  * succeed exactly as often as the rules allow and every other one is a clean `invalid_grant`.
  */
-import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
+
 import { audit } from '../../../core/audit/events.ts';
+import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { type Executor, isRetryableTxError, withTx } from '../../../core/db/tx.ts';
 import { metrics } from '../../../core/observability/metrics.ts';
 import { oauth2Error } from '../../oauth-errors.ts';

@@ -1,0 +1,172 @@
+/**
+ * The operator console (`console.enabled`): server-rendered pages under `/console` on the admin
+ * listener. The admin API has no authentication of its own, so the console signs operators in as an
+ * OAuth 2.0 client of this very server (`gatehouse-console`): authorization code with PKCE (S256)
+ * against the public listener, `state` and `nonce` checked, the ID token verified against the
+ * server's JWKS, and the subject must be one of `console.operators`.
+ *
+ * The pages call the domains' services in process (through the container), not the admin HTTP API:
+ * the job queue, the delivery logs and the metrics have no admin endpoint, and one path for all
+ * pages keeps the console independent of `urls.self.admin` being reachable from the server itself.
+ *
+ * Every page goes through `sendHtml` (per-response nonce CSP); every POST carries the session's
+ * CSRF token; destructive actions go through a confirmation page.
+ */
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import type { Container } from '../container.ts';
+import { AppError } from '../core/errors.ts';
+import { cspSource, sendHtml } from '../core/http/html.ts';
+import { firstValue } from '../core/http/params.ts';
+import { overviewPage, startSampler } from './charts.ts';
+import { dsyncPages } from './dsync-pages.ts';
+import { e, layout } from './html.ts';
+import { jobPages } from './job-pages.ts';
+import { oauth2Pages } from './oauth2-pages.ts';
+import { type ConsoleSession, createCookieSealer, sameSecret } from './session.ts';
+import { createSignIn } from './signin.ts';
+
+export const CONSOLE_CLIENT_ID = 'gatehouse-console';
+
+/** The path as the browser sees it (`/console/…`). */
+export const publicPath = (ctx: Context) => ctx.path.replace(/^\/admin(?=\/console(\/|$))/, '');
+
+/** What page handlers get: the container, the operator's session and the renderers. */
+export interface ConsoleEnv {
+  c: Container;
+  /** Renders a page of the signed-in operator (status 200 unless given). */
+  page(ctx: Context, title: string, body: string, o?: { status?: number; notice?: string | undefined }): void;
+  /** The signed-in operator's session (set by the guard). */
+  session(ctx: Context): ConsoleSession;
+  /** A form field of a POST body (first value). */
+  field(ctx: Context, name: string): string;
+  /** Every value of a repeated form field. */
+  fields(ctx: Context, name: string): string[];
+}
+
+/** Result messages shown after a redirect (`?done=`): a fixed list, so a link cannot put words on a page. */
+export const NOTICES: Record<string, string> = {
+  'client-deleted': 'The client was deleted.',
+  'client-updated': 'The client was saved.',
+  'key-added': 'The key was added to the set.',
+  'key-rotated': 'A new key was generated; it signs from now on.',
+  'key-deleted': 'The key was deleted.',
+  'sessions-revoked': 'The sessions were revoked.',
+  'trust-deleted': 'The trust relationship was deleted.',
+  'trust-added': 'The trust relationship was added.',
+  'jobs-retried': 'The job was re-enqueued.',
+  'webhook-retried': 'The delivery was re-enqueued.',
+  'link-created': 'A setup link was created.',
+};
+
+export function consoleRouter(c: Container): Router {
+  const cfg = c.config;
+  const admin = new URL(cfg.urls.self.admin);
+  const sealer = createCookieSealer(cfg.secrets.system, c.clock, admin.protocol === 'https:');
+  const ttlSec = Math.max(60, Math.floor(cfg.console.session_ttl / 1000));
+  const operators = new Set(cfg.console.operators);
+  const isOperator = (sub: string) => operators.has(sub);
+  startSampler();
+
+  const formTargets = (ctx: Context) => {
+    const out = [cspSource(cfg.urls.self.admin), cspSource(ctx.origin)].filter((x): x is string => !!x);
+    return out;
+  };
+
+  const body = (ctx: Context) => (ctx.request.body ?? {}) as Record<string, unknown>;
+  const env: ConsoleEnv = {
+    c,
+    page(ctx, title, html, o = {}) {
+      const s = ctx.state.consoleSession as ConsoleSession | undefined;
+      const doneKey = typeof ctx.query.done === 'string' ? ctx.query.done : '';
+      sendHtml(
+        ctx,
+        (nonce) =>
+          layout({
+            nonce,
+            title,
+            body: html,
+            operator: s && { subject: s.sub, csrf: s.csrf },
+            path: publicPath(ctx),
+            notice: o.notice ?? NOTICES[doneKey],
+          }),
+        { formAction: formTargets(ctx) },
+        o.status ?? 200,
+      );
+    },
+    session: (ctx) => ctx.state.consoleSession as ConsoleSession,
+    field(ctx, name) {
+      return firstValue(body(ctx)[name]) ?? '';
+    },
+    fields(ctx, name) {
+      const v = body(ctx)[name];
+      return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
+    },
+  };
+
+  /** An error page of the console (never a stack trace). */
+  const problem = (ctx: Context, status: number, message: string) =>
+    env.page(
+      ctx,
+      status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : 'Something went wrong',
+      `<p class="error" role="alert">${e(message)}</p><p><a href="/console">Back to the console</a></p>`,
+      { status },
+    );
+
+  const signIn = createSignIn({ c, sealer, clientId: CONSOLE_CLIENT_ID, ttlSec, isOperator, problem });
+
+  // The admin listener serves every route under `/admin` too (`/console` arrives as `/admin/console`).
+  const r = new Router({ prefix: '/admin/console' });
+
+  // Errors of every console route become an HTML page (services throw AppError with a message for people).
+  r.use(async function consoleErrors(ctx: Context, next: Next) {
+    try {
+      await next();
+    } catch (err) {
+      if (err instanceof AppError) {
+        const status = err.status >= 400 ? Math.min(err.status, 500) : 500;
+        const msg = [err.description || err.code, err.hint].filter(Boolean).join(' ');
+        return problem(ctx, status, msg);
+      }
+      c.log.error({ err: { name: (err as Error)?.name, message: (err as Error)?.message } }, 'console page failed');
+      problem(ctx, 500, 'The page could not be built; the server log has the details.');
+    }
+  });
+
+  signIn.mount(r);
+
+  // Every other page: a valid session of a current operator, and the CSRF token on every POST.
+  r.use(async function consoleGuard(ctx: Context, next: Next) {
+    if (['/login', '/callback', '/signed-out'].includes(publicPath(ctx).slice('/console'.length))) return next();
+    const s = await sealer.readSession(ctx);
+    if (!s || !isOperator(s.sub)) {
+      if (s) sealer.endSession(ctx);
+      if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+        const back = publicPath(ctx) + (ctx.querystring ? `?${ctx.querystring}` : '');
+        return ctx.redirect(`/console/login?return_to=${encodeURIComponent(back)}`);
+      }
+      return problem(ctx, 401, 'Your console session has ended; sign in again.');
+    }
+    ctx.state.consoleSession = s;
+    if (ctx.method === 'POST' && !sameSecret(env.field(ctx, 'csrf'), s.csrf)) {
+      return problem(ctx, 403, 'The form is invalid or expired (CSRF check failed); reload the page and try again.');
+    }
+    await next();
+  });
+
+  r.post('/logout', async function consoleLogout(ctx) {
+    sealer.endSession(ctx);
+    ctx.status = 303;
+    ctx.redirect('/console/signed-out');
+  });
+
+  r.get('/', async function consoleOverview(ctx) {
+    await overviewPage(env, ctx);
+  });
+
+  oauth2Pages(env, r);
+  dsyncPages(env, r);
+  jobPages(env, r);
+
+  return r;
+}

@@ -1,0 +1,151 @@
+/**
+ * Hot-path mechanisms of the token endpoint and introspection, through the HTTP API of two
+ * processes on one database: access-token rows written together by concurrent requests (each
+ * answered only once its own row is committed), and introspected access tokens kept briefly in
+ * memory — dropped at once when a token is revoked, in the same process or in another (the
+ * trigger's `token` notification), and never kept beyond INTROSPECTION_CACHE_TTL_MS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertAccessTokenGrouped } from '../../../src/oauth2/store/token-batch.ts';
+import { INTROSPECTION_CACHE_TTL_MS } from '../../../src/oauth2/token/lookup.ts';
+import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
+import { introspect, revoke, tokenRequest } from '../../helpers/tokens.ts';
+
+let database: TestDatabase;
+let a: TestServer;
+let b: TestServer;
+let machine: CreatedClient;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  a = await startTestServer({ database });
+  b = await startTestServer({ database });
+  machine = await createClient(a, { grant_types: ['client_credentials'], scope: 'read write', response_types: [] });
+  // Both processes listen for changes (the feed starts on first use).
+  await eventually(async () => a.container.changes.live() && b.container.changes.live());
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await database?.drop();
+});
+
+async function machineToken(t: TestServer): Promise<string> {
+  const r = await tokenRequest(t, machine, { grant_type: 'client_credentials', scope: 'read' });
+  expect(r.status).toBe(200);
+  return r.body.access_token as string;
+}
+
+const active = async (t: TestServer, token: string) => (await introspect(t, token)).body.active === true;
+
+async function withoutNotification<T>(fn: () => Promise<T>): Promise<T> {
+  const q = (on: boolean) =>
+    a.container.pool.query(
+      `alter table oauth2_access_tokens ${on ? 'enable' : 'disable'} trigger oauth2_access_tokens_notify_delete`,
+    );
+  await q(false);
+  try {
+    return await fn();
+  } finally {
+    await q(true);
+  }
+}
+
+describe('concurrent token requests (rows written together)', () => {
+  it('answers every request with its own token, each active at once in another process', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, () => tokenRequest(a, machine, { grant_type: 'client_credentials', scope: 'read' })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+    const tokens = replies.map((r) => r.body.access_token as string);
+    expect(new Set(tokens).size).toBe(40);
+    // Answered only after its row committed: no eventually here.
+    const seen = await Promise.all(tokens.map((t) => introspect(b, t)));
+    for (const s of seen) expect(s.body).toMatchObject({ active: true, client_id: machine.client_id, scope: 'read' });
+  });
+
+  it('fails only the request whose row cannot be written when rows of one statement are grouped', async () => {
+    const now = new Date();
+    const row = (signature: string) => ({
+      signature,
+      requestId: `req-${signature}`,
+      clientId: machine.client_id,
+      subject: machine.client_id,
+      requestedScope: [],
+      grantedScope: [],
+      requestedAudience: [],
+      grantedAudience: [],
+      requestedAt: now,
+      expiresAt: new Date(now.getTime() + 60_000),
+      sessionData: '{}',
+    });
+    const db = a.container.db;
+    await insertAccessTokenGrouped(db, row('dup-sig'));
+    // More rows than writes run at once: later ones are grouped with the duplicate.
+    const sigs = Array.from({ length: 30 }, (_, i) => (i === 17 ? 'dup-sig' : `grouped-${i}`));
+    const results = await Promise.allSettled(sigs.map((s) => insertAccessTokenGrouped(db, row(s))));
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect(results[17]?.status).toBe('rejected');
+    const { rows } = await a.container.pool.query(
+      "select count(*)::int as n from oauth2_access_tokens where signature like 'grouped-%'",
+    );
+    expect(rows[0].n).toBe(29);
+  });
+});
+
+describe('introspected access tokens kept in memory', () => {
+  it('answers from memory while nothing was deleted, and never longer than the bound', async () => {
+    const token = await machineToken(a);
+    expect(await active(b, token)).toBe(true); // now kept by b
+    await withoutNotification(async () => {
+      // Deleted behind the cache's back (no notification, another connection): b still answers from memory…
+      await a.container.pool.query('delete from oauth2_access_tokens where client_id = $1', [machine.client_id]);
+      expect(await active(b, token)).toBe(true);
+      // …but not beyond the bound.
+      const started = Date.now();
+      await eventually(async () => !(await active(b, token)), INTROSPECTION_CACHE_TTL_MS + 5_000);
+      expect(Date.now() - started).toBeLessThanOrEqual(INTROSPECTION_CACHE_TTL_MS + 5_000);
+    });
+  });
+
+  it('makes a token revoked in another process inactive as soon as the notification arrives', async () => {
+    const token = await machineToken(a);
+    expect(await active(b, token)).toBe(true);
+    expect(await active(b, token)).toBe(true); // from memory
+    const r = await revoke(a, machine, token);
+    expect(r.status).toBe(200);
+    const started = Date.now();
+    await eventually(async () => !(await active(b, token)), INTROSPECTION_CACHE_TTL_MS);
+    // Dropped by the notification, not by the bound.
+    expect(Date.now() - started).toBeLessThan(INTROSPECTION_CACHE_TTL_MS);
+  });
+
+  it('makes a token revoked in the same process inactive at once, even without the notification', async () => {
+    const token = await machineToken(b);
+    expect(await active(b, token)).toBe(true);
+    await withoutNotification(async () => {
+      expect((await revoke(b, machine, token)).status).toBe(200);
+      expect((await introspect(b, token)).body).toEqual({ active: false });
+    });
+  });
+
+  it('drops a client’s tokens deleted through the admin API of another process', async () => {
+    const token = await machineToken(a);
+    expect(await active(b, token)).toBe(true);
+    const del = await fetch(`${a.adminUrl}/admin/oauth2/tokens?client_id=${encodeURIComponent(machine.client_id)}`, {
+      method: 'DELETE',
+    });
+    expect(del.status).toBe(204);
+    await eventually(async () => !(await active(b, token)), INTROSPECTION_CACHE_TTL_MS);
+    expect((await introspect(b, token)).body).toEqual({ active: false });
+  });
+
+  it('still checks the requested scope on a token answered from memory', async () => {
+    const token = await machineToken(a);
+    expect(await active(b, token)).toBe(true);
+    expect((await introspect(b, token, { scope: 'write' })).body).toEqual({ active: false });
+    expect((await introspect(b, token, { scope: 'read' })).body.active).toBe(true);
+  });
+});
