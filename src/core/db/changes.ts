@@ -1,21 +1,25 @@
 /**
  * Change notifications between processes: one dedicated connection per process LISTENs on
- * `gatehouse_changes`, where triggers NOTIFY the name of what changed (`jwk`, `client`). Caches of derived
- * documents compare a per-topic version number, which moves on every notification, on a local
+ * `gatehouse_changes`, where triggers NOTIFY the name of what changed (`jwk`, `client`, `token`:
+ * access tokens deleted, `auth_failure`: failed-authentication counts, `directory`). Caches of derived documents compare a per-topic version number, which moves on every notification, on a local
  * `bump`, and on every loss of the connection (notifications may have been missed). A cache may
  * trust its entry only while `live()`: the LISTEN is in place; before that (and while reconnecting)
  * readers rebuild per use, as without a cache.
  * LISTEN needs a session of its own: through a transaction-pooling pooler (PgBouncer) a
- * notification is silently lost. Unless told its URL is direct, the feed first checks that it is
- * not such a pooler (db/pooler.ts); if it is, the feed never goes live (caches rebuild per use,
- * which is correct, only slower) and says once that `queue.direct_dsn` gives it a direct connection.
+ * notification is silently lost. Unless told its URL is direct, the feed listens only on a
+ * connection it has verified to be one: the backend process id PostgreSQL announced at start-up
+ * (the BackendKeyData message) is the id `pg_backend_pid()` reports. A pooler sends a key of its
+ * own, so through any pooler the ids differ. Then the feed never goes live (caches rebuild per use,
+ * which is correct, only slower) and says once that `queue.direct_dsn` gives it a direct
+ * connection. (A probe of the pooling mode cannot decide this reliably while other traffic runs
+ * through the pooler: the test must never take a transaction pooler for a direct connection.)
  */
 import pg from 'pg';
 import type { Logger } from '../log.ts';
-import { behindTransactionPooler } from './pooler.ts';
+import { directSession } from './pooler.ts';
 
 export const CHANGES_CHANNEL = 'gatehouse_changes';
-export type ChangeTopic = 'jwk' | 'client';
+export type ChangeTopic = 'jwk' | 'client' | 'token' | 'auth_failure' | 'directory';
 
 export interface ChangeFeed {
   /** Moves whenever `topic` may have changed. Starts the listener on first use. */
@@ -33,6 +37,8 @@ export function createChangeFeed(o: {
   retryMs?: number;
   /** The URL is a direct connection (no pooler check). */
   direct?: boolean;
+  /** false: never listen (CockroachDB has no LISTEN/NOTIFY); caches rebuild per use. */
+  listen?: boolean;
 }): ChangeFeed {
   const versions = new Map<string, number>();
   let generation = 0;
@@ -72,8 +78,11 @@ export function createChangeFeed(o: {
     });
     c.on('end', () => lost(c));
     c.connect()
-      .then(() => c.query(`LISTEN ${CHANGES_CHANNEL}`))
-      .then(() => {
+      .then(() => o.direct || directSession(c))
+      .then(async (direct) => {
+        if (client !== c) return;
+        if (!direct) return behindPooler(c);
+        await c.query(`LISTEN ${CHANGES_CHANNEL}`);
         if (client !== c) return;
         // Anything may have changed while nobody listened.
         bumpAll();
@@ -85,20 +94,21 @@ export function createChangeFeed(o: {
       });
   }
 
+  // Not a direct session: stop for good (reconnecting would find the same pooler).
+  function behindPooler(c: pg.Client) {
+    client = undefined;
+    c.removeAllListeners('end');
+    c.end().catch(() => undefined);
+    o.log.warn(
+      'change notifications: dsn does not reach PostgreSQL directly (a connection pooler answers), and LISTEN cannot work through a transaction-pooling one; caches of keys, clients, tokens and discovery documents rebuild per use. Set queue.direct_dsn to a direct PostgreSQL connection to cache them.',
+    );
+  }
+
   const start = () => {
     if (started || closed) return;
     started = true;
-    if (o.direct) return connect();
-    behindTransactionPooler(o.url, 1).then(
-      (pooled) => {
-        if (!pooled) return connect();
-        o.log.warn(
-          'change notifications: dsn goes through a transaction-pooling pooler, where LISTEN cannot work; caches of keys and discovery documents rebuild per use. Set queue.direct_dsn to a direct PostgreSQL connection to cache them.',
-        );
-      },
-      // The database is not reachable yet: the listener retries as after a lost connection.
-      () => connect(),
-    );
+    if (o.listen === false) return;
+    connect();
   };
 
   return {

@@ -8,6 +8,8 @@
  * sessions; through a transaction pooler the second connection is served by the session the first
  * one just released (PgBouncer reuses the most recently used server connection). Equal ids prove a
  * transaction pooler; different ids prove nothing, so a direct connection is never taken for one.
+ * A direct connection is recognised at once: the process id PostgreSQL announced at start-up
+ * (BackendKeyData) is its `pg_backend_pid()`, where a pooler announces a key of its own.
  */
 import pg from 'pg';
 
@@ -20,10 +22,20 @@ async function open(url: string): Promise<pg.Client> {
 
 const pid = async (c: pg.Client) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
 
+/**
+ * Whether a connected client talks to a PostgreSQL session directly: the process id announced at
+ * start-up is the session's own. Through any pooler (session or transaction mode) this is false.
+ */
+export async function directSession(c: pg.Client): Promise<boolean> {
+  const announced = (c as pg.Client & { processID: number | null }).processID;
+  return announced !== null && announced === (await pid(c));
+}
+
 /** True when `url` reaches PostgreSQL through a transaction (or statement) pooler. */
-export async function behindTransactionPooler(url: string, rounds = 3): Promise<boolean> {
+export async function behindTransactionPooler(url: string, rounds = 5): Promise<boolean> {
   const a = await open(url);
   try {
+    if (await directSession(a)) return false;
     const b = await open(url);
     try {
       for (let i = 0; i < rounds; i++) {

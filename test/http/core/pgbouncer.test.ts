@@ -9,7 +9,9 @@
  * with GATEHOUSE_REQUIRE_PGBOUNCER=1, as .ci/run sets, its absence fails the run).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createChangeFeed } from '../../../src/core/db/changes.ts';
 import { behindTransactionPooler } from '../../../src/core/db/pooler.ts';
+import { createLogger } from '../../../src/core/log.ts';
 import { eventually, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -65,6 +67,27 @@ describe.runIf(BIN || process.env.GATEHOUSE_REQUIRE_PGBOUNCER === '1')(
       expect(await behindTransactionPooler(db.url)).toBe(false);
     });
 
+    it('the change feed listens on a direct connection and never through the pooler', async () => {
+      const lines: string[] = [];
+      const log = createLogger({ level: 'warn', destination: { write: (l: string) => lines.push(l) } });
+      const pooled = createChangeFeed({ url: bouncer.url(db.name), log });
+      const direct = createChangeFeed({ url: db.url, log });
+      try {
+        pooled.live();
+        await eventually(async () => direct.live(), 5000);
+        await eventually(async () => lines.some((l) => l.includes('does not reach PostgreSQL directly')), 5000);
+        // Other traffic through the pooler meanwhile cannot make it go live.
+        for (let i = 0; i < 10; i++) {
+          await behindTransactionPooler(bouncer.url(db.name), 1);
+          expect(pooled.live()).toBe(false);
+        }
+        expect(lines.filter((l) => l.includes('does not reach PostgreSQL directly'))).toHaveLength(1);
+      } finally {
+        await pooled.close();
+        await direct.close();
+      }
+    });
+
     it('a worker given only the pooled DSN refuses to start and says why', async () => {
       const r = await runCli(['worker'], { DSN: bouncer.url(db.name), SECRETS_SYSTEM: TEST_SECRET });
       expect(r.code).toBe(1);
@@ -72,6 +95,18 @@ describe.runIf(BIN || process.env.GATEHOUSE_REQUIRE_PGBOUNCER === '1')(
       expect(r.stderr).toMatch(/LISTEN\/NOTIFY/);
       expect(r.stderr).toMatch(/queue\.direct_dsn/);
       expect(r.stderr).not.toMatch(/at .*\.ts:\d+/); // one line, no stack
+    });
+
+    it('a worker whose queue.dsn goes through the pooler refuses to start and names queue.dsn', async () => {
+      const r = await runCli(['worker'], {
+        DSN: db.url,
+        QUEUE_DSN: bouncer.url(db.name),
+        SECRETS_SYSTEM: TEST_SECRET,
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/worker refused: queue\.dsn reaches PostgreSQL through a transaction-pooling/);
+      expect(r.stderr).toMatch(/queue\.direct_dsn/);
+      expect(r.stderr).not.toMatch(/at .*\.ts:\d+/);
     });
 
     it('a key added on one web process is published at once by the other (no LISTEN through the pooler)', async () => {
