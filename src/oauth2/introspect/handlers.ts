@@ -7,8 +7,9 @@ import type { IntrospectionService } from './service.ts';
 export function introspectionHandlers(service: IntrospectionService) {
   async function introspectOAuth2Token(ctx: Context) {
     noStore(ctx);
-    ctx.body = await service.introspect(oauth2Form(ctx));
+    const body = await service.introspect(oauth2Form(ctx));
     ctx.type = 'application/json;charset=UTF-8';
+    ctx.body = body;
   }
   return { introspectOAuth2Token };
 }

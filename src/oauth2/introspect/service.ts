@@ -24,7 +24,9 @@ export interface IntrospectionDeps {
   sessions: SessionCodec;
 }
 
-export type Introspection = Record<string, unknown> & { active: boolean };
+type Introspection = Record<string, unknown> & { active: boolean };
+
+const INACTIVE = JSON.stringify({ active: false });
 
 const unix = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -42,7 +44,23 @@ export function createIntrospectionService(d: IntrospectionDeps) {
     return t.use === 'access_token' || refreshTokenUsable(t.row, now, gracePolicyOf(d.config));
   }
 
-  function render(t: FoundToken): Introspection {
+  /**
+   * The active answer (as JSON) depends only on the row and the configuration: kept per row
+   * object, so a row the lookup answers from memory is not decrypted, rendered and serialised
+   * again (rows read from the database are new objects; a dropped row takes its entry with it).
+   */
+  const rendered = new WeakMap<object, string>();
+
+  function render(t: FoundToken): string {
+    let out = rendered.get(t.row);
+    if (out === undefined) {
+      out = JSON.stringify(build(t));
+      rendered.set(t.row, out);
+    }
+    return out;
+  }
+
+  function build(t: FoundToken): Introspection {
     const { row } = t;
     const session = d.sessions.open<GrantSession>(row.sessionData);
     const standard: Introspection = { active: true };
@@ -66,15 +84,16 @@ export function createIntrospectionService(d: IntrospectionDeps) {
 
   return {
     /**
+     * The RFC 7662 response body (JSON).
      * @throws 501 with stateless JWT access tokens; 400 `invalid_request` for an empty body.
      */
-    async introspect(form: Record<string, string>): Promise<Introspection> {
+    async introspect(form: Record<string, string>): Promise<string> {
       assertStatefulTokens(d.config, 'introspection');
       if (!Object.keys(form).length) throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
       const found = await d.lookup.find(form.token ?? '', form.token_type_hint === 'refresh_token', { cached: true });
       const now = d.clock.now();
-      if (!found || !isActive(found, now)) return { active: false };
-      if (!coversScopes(strategy, found.row.grantedScope, splitSpaces(form.scope))) return { active: false };
+      if (!found || !isActive(found, now)) return INACTIVE;
+      if (!coversScopes(strategy, found.row.grantedScope, splitSpaces(form.scope))) return INACTIVE;
       return render(found);
     },
   };
