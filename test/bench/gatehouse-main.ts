@@ -7,11 +7,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createContainer } from '../../src/container.ts';
-import { loadConfig } from '../../src/core/config/load.ts';
-import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
-import { createLogger } from '../../src/core/log.ts';
-import { serve } from '../../src/server.ts';
+
+// BENCH_BUILT=1: the compiled package (`npm run build`, what `gatehouse serve all` runs), else the sources.
+const built = process.env.BENCH_BUILT === '1';
+const load = <T>(module: string): Promise<T> =>
+  import(built ? `../../dist/src/${module}.js` : `../../src/${module}.ts`) as Promise<T>;
+const { createContainer } = await load<typeof import('../../src/container.ts')>('container');
+const { loadConfig } = await load<typeof import('../../src/core/config/load.ts')>('core/config/load');
+const { loadTaskList, startWorker } = await load<typeof import('../../src/core/jobs/runner.ts')>('core/jobs/runner');
+const { createLogger } = await load<typeof import('../../src/core/log.ts')>('core/log');
+const { serve } = await load<typeof import('../../src/server.ts')>('server');
 
 let queries = 0;
 /** Statement text (whitespace collapsed, first 160 characters) → times sent. */
