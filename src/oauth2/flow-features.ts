@@ -171,12 +171,19 @@ export function clientPortOf(clients: ClientService): ClientPort {
       dynamic,
     };
   };
+  // One flow view per stored client object: the client service hands out the same object while
+  // its cache entry is valid, so a token request does not map the client again. Frozen: shared.
+  const views = new WeakMap<StoredClient, FlowClient>();
   return {
     get: async (id) => {
       const s = await clients.findStored(id);
       if (!s) return undefined;
-      const fc = toFlowClient(s.client, s.dynamic ?? false);
-      stored.set(fc, s);
+      let fc = views.get(s);
+      if (!fc) {
+        fc = Object.freeze(toFlowClient(s.client, s.dynamic ?? false));
+        views.set(s, fc);
+        stored.set(fc, s);
+      }
       return fc;
     },
     verifySecret: async (client, secret) => clients.verifyStoredSecret(client && stored.get(client), secret),

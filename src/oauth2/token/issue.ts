@@ -5,7 +5,6 @@
  * Only signatures are stored; all rows of a grant share its request id.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { audit, auditEnabled } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
@@ -28,6 +27,7 @@ import {
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
+import { signJwt } from './sign.ts';
 
 export type GrantKind =
   | 'authorization_code'
@@ -154,7 +154,7 @@ export function createTokenIssuer(d: IssuerDeps) {
       const key = await d.keys.signingKey('hydra.jwt.access-token');
       const claims = accessTokenClaims(d.config, grant, now, expiresAt);
       if (stateless.enabled) claims[stateless.claim_name] = true;
-      token = await new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
+      token = await signJwt(claims, key);
       signature = token.split('.')[2] as string;
     } else {
       ({ token, signature } = generateOpaqueToken('ory_at_', secrets));
@@ -216,7 +216,7 @@ export function createTokenIssuer(d: IssuerDeps) {
     };
     if (bind.accessToken) claims.at_hash = halfHash(key.alg, bind.accessToken);
     if (bind.code) claims.c_hash = halfHash(key.alg, bind.code);
-    return new SignJWT(claims).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.key);
+    return signJwt(claims, key);
   }
 
   /**
