@@ -26,11 +26,26 @@ export interface Proc {
 const BENCH = import.meta.dirname;
 const PEERS = join(BENCH, 'peers');
 
+/**
+ * The Node flags `gatehouse serve` runs with (bin/gatehouse.mjs adds its young-generation cap), or
+ * BENCH_NODE_FLAGS (space-separated; empty for none) to compare.
+ */
+function gatehouseFlags(): string[] {
+  const own = process.env.BENCH_NODE_FLAGS;
+  if (own !== undefined) return own.split(' ').filter(Boolean);
+  const mb = /const SEMI_SPACE_MB = (\d+);/.exec(readFileSync(join(BENCH, '../../bin/gatehouse.mjs'), 'utf8'))?.[1];
+  if (!mb) throw new Error('bin/gatehouse.mjs: SEMI_SPACE_MB not found');
+  return [`--max-semi-space-size=${mb}`];
+}
+
 async function start(kind: Proc['kind'], script: string, env: Record<string, string>): Promise<Proc> {
   // BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (see docs/performance.md).
   const prof = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(script, [], {
-    execArgv: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [],
+    execArgv: [
+      ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
+      ...(kind === 'gatehouse' ? gatehouseFlags() : []),
+    ],
     env: { ...process.env, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });

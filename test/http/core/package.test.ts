@@ -5,7 +5,7 @@
  * `gatehouse` command against a real database.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -73,6 +73,7 @@ function start(args: string[], env: Record<string, string>) {
   return {
     exit,
     output: () => out,
+    pid: child.pid,
     kill: (s: NodeJS.Signals) => child.kill(s),
     seen: (re: RegExp) =>
       Promise.race([
@@ -167,8 +168,18 @@ describe('the packed package', () => {
       expect(r.status).toBe(200);
       expect(await r.json()).toEqual({ status: 'ok' });
     }
+    // The same process (execve keeps the pid) now runs with the young generation capped; signals reach it.
+    const cmdline = readFileSync(`/proc/${s.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(cmdline).toContain('--max-semi-space-size=16');
+    expect(cmdline.slice(-2)).toEqual(['serve', 'all']);
     s.kill('SIGTERM');
     expect(await s.exit).toBe(0);
+    // A size the operator chose wins.
+    const own = start(['serve', 'all'], { ...env, NODE_OPTIONS: '--max-semi-space-size=32' });
+    await own.seen(/gatehouse is serving/);
+    expect(readFileSync(`/proc/${own.pid}/cmdline`, 'utf8')).not.toMatch(/--max-semi-space-size=16/);
+    own.kill('SIGTERM');
+    expect(await own.exit).toBe(0);
 
     const w = start(['worker'], env);
     await w.seen(/worker started/);
