@@ -20,7 +20,12 @@ import { LIST_RESPONSE, type ListQuery } from './users.ts';
 
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 
-export const view = (g: Pick<DsyncGroup, 'id' | 'name'>) => ({ schemas: [GROUP_SCHEMA], id: g.id, displayName: g.name, members: [] });
+export const view = (g: Pick<DsyncGroup, 'id' | 'name'>) => ({
+  schemas: [GROUP_SCHEMA],
+  id: g.id,
+  displayName: g.name,
+  members: [],
+});
 const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
 
 function displayName(v: unknown): string {

@@ -94,7 +94,9 @@ async function script(s: TestServer) {
     Operations: [{ op: 'remove', path: 'members', value: [{ value: 'ghost' }, { value: 'u-2' }, { value: 'u-3' }] }],
   });
   await ask('PATCH', `/Groups/${gid}`, { Operations: [{ op: 'add', path: 'members', value: [{ value: 'u-3' }] }] });
-  await ask('PATCH', '/Groups/no-such-group', { Operations: [{ op: 'add', path: 'members', value: [{ value: 'u-2' }] }] });
+  await ask('PATCH', '/Groups/no-such-group', {
+    Operations: [{ op: 'add', path: 'members', value: [{ value: 'u-2' }] }],
+  });
   await ask('PATCH', '/Groups/no-such-group', { Operations: [{ op: 'add', path: 'members', value: [{ nope: 1 }] }] });
   await ask('PATCH', `/Groups/${gid}`, { Operations: [{ op: 'add', path: 'members', value: [{ nope: 1 }] }] });
   const events = await storedEvents(s, d.id);
@@ -133,7 +135,16 @@ describe('one-call SCIM writes', () => {
       'group.user_added',
     ]);
     const resolved = a.events[5] as { data: Record<string, unknown> };
-    expect(Object.keys(resolved.data)).toEqual(['id', 'first_name', 'last_name', 'email', 'active', 'roles', 'raw', 'group']);
+    expect(Object.keys(resolved.data)).toEqual([
+      'id',
+      'first_name',
+      'last_name',
+      'email',
+      'active',
+      'roles',
+      'raw',
+      'group',
+    ]);
     const ghost = a.events[10] as { data: Record<string, unknown> };
     expect(ghost.data).toMatchObject({ id: 'ghost' });
     expect(Object.keys(ghost.data)).toEqual(['id', 'group']);
