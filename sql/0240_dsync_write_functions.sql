@@ -4,7 +4,8 @@
 -- `PATCH` (src/dsync/scim/one-call.ts) call one function, outside an explicit transaction: the
 -- call is its own transaction, so the whole write costs one round trip instead of eight or seven.
 -- The functions do what src/dsync/scim/{users,groups}.ts and src/dsync/events/service.ts do for the
--- other writes, in the same order and with the same locks. Each statement of a PL/pgSQL function
+-- other writes, in the same order and with the same locks (creates of one directory that arrive
+-- together share one call). Each statement of a PL/pgSQL function
 -- running at READ COMMITTED takes a fresh snapshot
 -- (https://www.postgresql.org/docs/current/transaction-iso.html#XACT-READ-COMMITTED), so the
 -- snapshot rules of the statement path hold here statement by statement:
@@ -121,47 +122,70 @@ RETURNS json LANGUAGE sql IMMUTABLE AS $$
   END
 $$;
 
--- SCIM POST /Users (src/dsync/scim/users.ts createUser): name locks, name check, insert, the
--- memberships that named the user before it existed (`group.user_added` each, as
--- resolveMemberships), events. `p_lock_keys`: the advisory lock names, sorted
--- (src/core/db/locks.ts); `p_names`: userName and email, lower-cased; `p_check_id`: the id was
--- requested by the client (a taken id is a 409). `p_event`: the `user.created` event. Returns
--- {status: 'exists'} (nothing written) or {status: 'created', before, events}.
-CREATE FUNCTION gatehouse_dsync_create_user(
-  p_directory uuid, p_tenant text, p_product text, p_directory_text text, p_id text, p_check_id boolean,
-  p_lock_keys text[], p_names text[], p_user_name text, p_external_id text, p_email text, p_first_name text,
-  p_last_name text, p_active boolean, p_roles json, p_raw json, p_event json, p_commit json)
+-- SCIM POST /Users (src/dsync/scim/users.ts createUser), for one create or several creates of one
+-- directory that arrived while the previous call for it was running (one transaction, one
+-- directory row lock and one commit for all of them; src/dsync/scim/one-call.ts). First the name
+-- locks of every create, in one sorted order (src/core/db/locks.ts); then per create, in order:
+-- the name check (a statement after the locks were granted, see the head of this file; it also
+-- sees the creates before it in this call), the insert, the memberships that named the user before
+-- it existed (`group.user_added` each, as resolveMemberships); then the events of all of them.
+-- `p_items`: [{id, check_id (the client asked for the id: a taken id is a 409), names (userName and
+-- email, lower-cased), user_name, external_id, email, first_name, last_name, active, roles, raw,
+-- event (the `user.created` event)}]. Returns {before, results: [{status: 'exists'} (nothing
+-- written) or {status: 'created', events}]}, in the order of `p_items`.
+CREATE FUNCTION gatehouse_dsync_create_users(
+  p_directory uuid, p_tenant text, p_product text, p_directory_text text, p_lock_keys text[], p_items json,
+  p_commit json)
 RETURNS json LANGUAGE plpgsql AS $$
 DECLARE
+  v_item json;
+  v_id text;
+  v_names text[];
+  v_roles json;
   v_group json;
-  v_events json[] := ARRAY[p_event];
+  v_events json[];
+  v_mine json[];
+  v_results json[] := '{}';
   v_all json;
   v_before bigint;
   r record;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest(p_lock_keys) AS k;
-  -- After the locks were granted: a fresh snapshot (see the head of this file).
-  IF EXISTS (
-    SELECT 1 FROM dsync_users WHERE directory_id = p_directory
-      AND (lower(user_name) = ANY (p_names) OR lower(email) = ANY (p_names))
-  ) OR (p_check_id AND EXISTS (SELECT 1 FROM dsync_users WHERE directory_id = p_directory AND id = p_id)) THEN
-    RETURN json_build_object('status', 'exists');
-  END IF;
-  INSERT INTO dsync_users (directory_id, id, user_name, external_id, email, first_name, last_name, active, roles, raw)
-    VALUES (p_directory, p_id, p_user_name, p_external_id, p_email, p_first_name, p_last_name, p_active, p_roles, p_raw);
-  FOR r IN
-    SELECT g.id, g.name, g.raw FROM dsync_group_members m
-      JOIN dsync_groups g ON g.directory_id = m.directory_id AND g.id = m.group_id
-    WHERE m.directory_id = p_directory AND m.user_id = p_id
-    ORDER BY m.created_at, m.group_id
-  LOOP
-    v_group := json_build_object('id', r.id, 'name', r.name, 'raw', r.raw);
-    v_events := v_events || gatehouse_dsync_event('group.user_added', p_tenant, p_product, p_directory_text,
-      gatehouse_dsync_member_data(p_id, true, p_first_name, p_last_name, p_email, p_active, p_roles, p_raw, v_group));
+  v_events := '{}';
+  FOR v_item IN SELECT t.i FROM json_array_elements(p_items) WITH ORDINALITY AS t(i, n) ORDER BY t.n LOOP
+    v_id := v_item ->> 'id';
+    v_names := ARRAY(SELECT json_array_elements_text(v_item -> 'names'));
+    -- After the locks were granted: a fresh snapshot (see the head of this file).
+    IF EXISTS (
+      SELECT 1 FROM dsync_users WHERE directory_id = p_directory
+        AND (lower(user_name) = ANY (v_names) OR lower(email) = ANY (v_names))
+    ) OR ((v_item ->> 'check_id')::boolean
+      AND EXISTS (SELECT 1 FROM dsync_users WHERE directory_id = p_directory AND id = v_id)) THEN
+      v_results := v_results || json_build_object('status', 'exists');
+      CONTINUE;
+    END IF;
+    v_roles := CASE WHEN json_typeof(v_item -> 'roles') = 'null' THEN NULL ELSE v_item -> 'roles' END;
+    INSERT INTO dsync_users (directory_id, id, user_name, external_id, email, first_name, last_name, active, roles, raw)
+      VALUES (p_directory, v_id, v_item ->> 'user_name', v_item ->> 'external_id', v_item ->> 'email',
+        v_item ->> 'first_name', v_item ->> 'last_name', (v_item ->> 'active')::boolean, v_roles, v_item -> 'raw');
+    v_mine := ARRAY[v_item -> 'event'];
+    FOR r IN
+      SELECT g.id, g.name, g.raw FROM dsync_group_members m
+        JOIN dsync_groups g ON g.directory_id = m.directory_id AND g.id = m.group_id
+      WHERE m.directory_id = p_directory AND m.user_id = v_id
+      ORDER BY m.created_at, m.group_id
+    LOOP
+      v_group := json_build_object('id', r.id, 'name', r.name, 'raw', r.raw);
+      v_mine := v_mine || gatehouse_dsync_event('group.user_added', p_tenant, p_product, p_directory_text,
+        gatehouse_dsync_member_data(v_id, true, v_item ->> 'first_name', v_item ->> 'last_name', v_item ->> 'email',
+          (v_item ->> 'active')::boolean, v_roles, v_item -> 'raw', v_group));
+    END LOOP;
+    v_events := v_events || v_mine;
+    v_results := v_results || json_build_object('status', 'created', 'events', array_to_json(v_mine));
   END LOOP;
   v_all := array_to_json(v_events);
   v_before := gatehouse_dsync_commit_events(p_directory, v_all, p_commit);
-  RETURN json_build_object('status', 'created', 'before', v_before, 'events', v_all);
+  RETURN json_build_object('before', v_before, 'results', array_to_json(v_results));
 END $$;
 
 -- SCIM PATCH /Groups/{id} that only adds and removes listed members (src/dsync/scim/groups.ts
@@ -237,8 +261,7 @@ END $$;
 
 -- gatehouse:down
 DROP FUNCTION gatehouse_dsync_patch_members(uuid, text, text, text, text, json, json);
-DROP FUNCTION gatehouse_dsync_create_user(uuid, text, text, text, text, boolean, text[], text[], text, text, text, text,
-  text, boolean, json, json, json, json);
+DROP FUNCTION gatehouse_dsync_create_users(uuid, text, text, text, text[], json, json);
 DROP FUNCTION gatehouse_dsync_member_data(text, boolean, text, text, text, boolean, json, json, json);
 DROP FUNCTION gatehouse_dsync_event(text, text, text, text, json);
 DROP FUNCTION gatehouse_dsync_commit_events(uuid, json, json);

@@ -22,7 +22,7 @@ import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents 
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
-import { createUserOnce, oneCallPossible, patchMembersOnce } from './one-call.ts';
+import { oneCallPossible, patchMembersOnce, userCreates } from './one-call.ts';
 import * as users from './users.ts';
 
 export interface ScimResult {
@@ -57,6 +57,7 @@ export function createScimService(o: {
   delivery: DeliveryPolicy;
   pageLimit?: number;
 }) {
+  const createUserOnce = userCreates(o.db);
   /**
    * Runs a write: change, events, commit. A unique violation is a 409; a directory deleted
    * meanwhile is a 404, one deactivated meanwhile the deactivated answer (nothing changed).
@@ -134,7 +135,7 @@ export function createScimService(o: {
         d,
         (t, dir, b) => users.createUser(t, dir, req.body, b),
         policy,
-        () => createUserOnce(o.db, d, req.body, policy),
+        () => createUserOnce(d, req.body, policy),
       );
     throw scimError(404, 'Not found');
   }

@@ -83,6 +83,7 @@ async function script(s: TestServer) {
   await ask('POST', '/Users', user('u-9', { userName: 'U-2@EXAMPLE.COM' })); // taken userName (case-insensitive)
   await ask('POST', '/Users', user('u-2', { userName: 'other@example.com', emails: [] })); // taken id
   await ask('POST', '/Users', { name: { givenName: 'x' } }); // 400: no userName
+  await ask('POST', '/Users', { userName: 'lone-\ud800@example.com' }); // a value PostgreSQL refuses
   await ask('PATCH', `/Groups/${gid}`, {
     schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
     Operations: [
@@ -169,7 +170,7 @@ describe('one-call SCIM writes', () => {
     };
     const one = await count(oneCall);
     expect(one.create).toHaveLength(1);
-    expect(one.create[0]).toMatch(/^select gatehouse_dsync_create_user\(/);
+    expect(one.create[0]).toMatch(/^select gatehouse_dsync_create_users\(/);
     expect(one.patch).toHaveLength(1);
     expect(one.patch[0]).toMatch(/^select gatehouse_dsync_patch_members\(/);
     const many = await statementPath(() => count(oneCall));
@@ -190,7 +191,7 @@ describe('one-call SCIM writes', () => {
       await sql`update dsync_directories set deactivated = true where id = ${d.id}`.execute(trx);
     });
     const r = await sent(() => scim('POST', '/Users', { userName: 'late@example.com' }));
-    expect(r.texts.some((t) => t.startsWith('select gatehouse_dsync_create_user('))).toBe(true);
+    expect(r.texts.some((t) => t.startsWith('select gatehouse_dsync_create_users('))).toBe(true);
     expect([r.value.status, r.value.body]).toEqual([200, {}]);
     const p = await scim('PATCH', `/Groups/${g.id}`, {
       Operations: [{ op: 'add', path: 'members', value: [{ value: 'x' }] }],
@@ -201,5 +202,44 @@ describe('one-call SCIM writes', () => {
     expect(rows[0]?.n).toBe(1);
     expect(await memberIds(oneCall, d.id, String(g.id))).toEqual([]);
     expect(await storedEvents(oneCall, d.id)).toHaveLength(before);
+  });
+
+  it('sends creates of one directory that arrive together in shared calls, each with its own answer', async () => {
+    const d = await createDirectory(oneCall, {
+      tenant: 'together',
+      product: 'p',
+      webhook_url: 'https://hooks.example/together',
+      webhook_secret: 'whsec-together',
+    });
+    const scim = scimClient(oneCall, d);
+    // 10 names, each asked for three times at once: one 201 and two 409 per name.
+    const names = Array.from({ length: 30 }, (_, i) => `t-${i % 10}@example.com`);
+    const { value: answers, texts } = await sent(() =>
+      Promise.all(names.map((userName) => scim('POST', '/Users', { userName }))),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(10);
+    expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
+    for (const a of answers.filter((x) => x.status === 409))
+      expect(a.body).toMatchObject({ detail: 'User already exists', scimType: 'uniqueness' });
+    const calls = texts.filter((t) => t.startsWith('select gatehouse_dsync_create_users(')).length;
+    expect(calls).toBeLessThan(names.length);
+    const events = await storedEvents(oneCall, d.id);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    const created = answers.filter((a) => a.status === 201).map((a) => String(a.body.id));
+    expect(events.map((e) => String((e.data as { id: string }).id)).sort()).toEqual(created.sort());
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from dsync_webhook_outbox
+      where directory_id = ${d.id}`.execute(oneCall.container.db);
+    expect(rows[0]?.n).toBe(10);
+  });
+
+  it('answers a create that fails its shared call alone, and the others of that call as usual', async () => {
+    const d = await createDirectory(oneCall, { tenant: 'one-bad', product: 'p' });
+    const scim = scimClient(oneCall, d);
+    const bodies = Array.from({ length: 12 }, (_, i) => ({
+      userName: i === 7 ? `bad-\ud800-${i}@example.com` : `ok-${i}@example.com`,
+    }));
+    const answers = await Promise.all(bodies.map((b) => scim('POST', '/Users', b)));
+    expect(answers.map((a) => a.status)).toEqual(bodies.map((_, i) => (i === 7 ? 400 : 201)));
+    expect(await storedEvents(oneCall, d.id)).toHaveLength(11);
   });
 });
