@@ -1,16 +1,17 @@
 /**
  * SCIM writes as one server-side call (PostgreSQL): `POST /Users` and a members-only group `PATCH`
- * run as one function call each (sql/0240_dsync_write_functions.sql), outside an explicit
+ * run as one function call (sql/0240_dsync_write_functions.sql), outside an explicit
  * transaction, so the call is its own transaction: one round trip instead of eight (create) or
- * seven (PATCH). The functions take the same locks, check the same names, write the same rows
- * and events (payloads key for key as events/payload.ts) and queue delivery as the statement path
- * (users.ts createUser, groups.ts patchGroup, events/service.ts persistEvents); the answers are
- * the same on the wire.
+ * seven (PATCH), and no round trip while the directory row is locked. Creates of one directory
+ * that arrive together share a call (userCreates). The functions take the same locks, check the
+ * same names, write the same rows and events (payloads key for key as events/payload.ts) and
+ * queue delivery as the statement path (users.ts createUser, groups.ts patchGroup,
+ * events/service.ts persistEvents); the answers are the same on the wire.
  *
- * The statement path stays for everything else, and is used instead when the one-call path
- * cannot do the same: on CockroachDB (no advisory locks, limited PL/pgSQL), with audit rows enabled
- * (`audit.enabled`: the row is written in the write's transaction), and in batch mode with the
- * interval timer (its `ensure` job reads the job queue). Each function returns undefined then.
+ * The statement path stays for every other write, and is used for these too where the one-call
+ * path cannot do the same (oneCallPossible): on CockroachDB (no advisory locks, limited PL/pgSQL),
+ * with audit rows on (`audit.enabled`: the row is written in the write's transaction), and in batch
+ * mode with the interval timer (its `ensure` job reads the job queue).
  */
 import { randomUUID } from 'node:crypto';
 import { type RawBuilder, sql } from 'kysely';

@@ -3,7 +3,8 @@
  * HTTP routes and by the library controller. Pipeline:
  *   resource type → directory (404) → secret, constant time (401; cloud directories always 401: they have no secret)
  *   → deactivated: 200 `{}` (after the secret check, not before as in Jackson) → method.
- * Every write runs in one transaction that changes the data and then writes the change's events;
+ * Every write runs in one transaction that changes the data and then writes the change's events
+ * (on PostgreSQL, `POST /Users` and members-only group PATCHes as one server-side call: one-call.ts);
  * the directory row is locked only from the events' sequence numbers to the commit, so writers of
  * one directory run side by side (a create serialises with creates of the same names only). The
  * directory is read once per request, before the transaction, with its SCIM secret the only sealed
