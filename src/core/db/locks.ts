@@ -17,9 +17,12 @@ const LOCK_BUCKETS = 16_384;
 export const lockBucket = (name: string): number =>
   createHash('sha256').update(name).digest().readUInt16BE(0) % LOCK_BUCKETS;
 
+/** The names as `lockNames` takes them on PostgreSQL: deduplicated, in one sorted order. */
+export const lockOrder = (names: readonly string[]): string[] => [...new Set(names)].sort();
+
 /** Blocks until every name is locked for the rest of the transaction; names are taken in one sorted order. */
 export async function lockNames(db: Executor, names: readonly string[]): Promise<void> {
-  const keys = [...new Set(names)].sort();
+  const keys = lockOrder(names);
   if (!keys.length) return;
   if (engineOf(db) === 'postgres') {
     await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${keys}::text[]) as k`.execute(db);

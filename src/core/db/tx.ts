@@ -30,13 +30,21 @@ export async function withTx<T>(
   fn: (trx: Transaction<Database>) => Promise<T>,
   opts: TxOptions = {},
 ): Promise<T> {
-  const policy = RETRY_POLICY[engineOf(db)];
   const run = () => {
     let b = db.transaction();
     if (opts.isolation) b = b.setIsolationLevel(opts.isolation);
     return b.execute(fn);
   };
-  return pRetry(run, {
+  return retried(db, run, opts);
+}
+
+/**
+ * Runs `fn` with withTx's retry on a serialization failure or deadlock, for work that is its own
+ * transaction without BEGIN/COMMIT: one statement (e.g. a server-side function doing a whole write).
+ */
+export function retried<T>(db: Kysely<Database>, fn: () => Promise<T>, opts: TxOptions = {}): Promise<T> {
+  const policy = RETRY_POLICY[engineOf(db)];
+  return pRetry(fn, {
     retries: opts.retries ?? policy.retries,
     minTimeout: policy.minTimeout,
     maxTimeout: policy.maxTimeout,

@@ -16,6 +16,7 @@ import { withTraceContext } from '../observability/tracing.ts';
 import {
   applyJobs,
   type JobRequest,
+  type JobSpec,
   type JobState,
   jobStatesById,
   keyedJobStates,
@@ -45,6 +46,25 @@ export interface JobQueue {
   /** The same by graphile-worker job id (jobs added directly, before the outbox existed). */
   statesById(ids: readonly number[]): Promise<Map<number, JobState>>;
 }
+
+/**
+ * An `add` job for a server-side function to submit in its own transaction
+ * (gatehouse_submit_job, sql/0240_dsync_write_functions.sql): the same job `submit` would add, with
+ * the queue mode that tells the function where it goes (graphile-worker's add_job, or the outbox).
+ */
+export interface ServerJob {
+  queue: JobQueue['mode'];
+  task: string;
+  payload: unknown;
+  spec: JobSpec;
+}
+
+export const serverJob = (queue: JobQueue, task: string, payload: unknown, spec: JobSpec): ServerJob => ({
+  queue: queue.mode,
+  task,
+  payload: withTraceContext(payload ?? {}),
+  spec,
+});
 
 const withTrace = (jobs: readonly JobRequest[]) =>
   jobs.map((j) => ({ ...j, payload: withTraceContext(j.payload ?? {}) }));

@@ -20,7 +20,12 @@ import { LIST_RESPONSE, type ListQuery } from './users.ts';
 
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 
-const view = (g: DsyncGroup) => ({ schemas: [GROUP_SCHEMA], id: g.id, displayName: g.name, members: [] });
+export const view = (g: Pick<DsyncGroup, 'id' | 'name'>) => ({
+  schemas: [GROUP_SCHEMA],
+  id: g.id,
+  displayName: g.name,
+  members: [],
+});
 const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : null);
 
 function displayName(v: unknown): string {
@@ -143,20 +148,29 @@ export async function replaceGroup(trx: Executor, current: DsyncGroup, body: unk
   return { status: 200, data: view(group) };
 }
 
-/** Ids selected by `members[<filter>]`: `value eq` disjunctions directly, anything else against the members. */
-async function filteredMembers(trx: Executor, group: DsyncGroup, inner: string): Promise<string[]> {
-  let ast: ReturnType<typeof parse>;
+function memberFilter(inner: string): ReturnType<typeof parse> {
   try {
-    ast = parse(inner);
+    return parse(inner);
   } catch {
     throw scimError(400, `Invalid member filter "${inner.slice(0, 200)}".`, 'invalidPath');
   }
+}
+
+/** The ids a `members[<filter>]` made of `value eq` disjunctions names; undefined for any other filter. */
+function listedIds(ast: ReturnType<typeof parse>): string[] | undefined {
   const direct: string[] = [];
   const walk = (f: typeof ast): boolean =>
     f.op === 'or'
       ? f.filters.every(walk)
       : f.op === 'eq' && f.attrPath.toLowerCase() === 'value' && direct.push(String(f.compValue)) > 0;
-  if (walk(ast)) return direct;
+  return walk(ast) ? direct : undefined;
+}
+
+/** Ids selected by `members[<filter>]`: `value eq` disjunctions directly, anything else against the members. */
+async function filteredMembers(trx: Executor, group: DsyncGroup, inner: string): Promise<string[]> {
+  const ast = memberFilter(inner);
+  const direct = listedIds(ast);
+  if (direct) return direct;
   const test = compile(ast);
   return (await members.listMemberIds(trx, group.directoryId, group.id)).filter((id) => test({ value: id }));
 }
@@ -223,6 +237,32 @@ export function membersOnly(body: unknown): boolean {
     if (op === 'remove' && LISTED_MEMBERS.test(path)) return true;
     return path.toLowerCase() === 'members' && (op === 'add' || op === 'remove') && raw.value !== undefined;
   });
+}
+
+/**
+ * A members-only PATCH (membersOnly) as the member changes it makes, in order: `ids` as applyOp
+ * takes them (request order, deduplicated). Undefined when the body is anything else, and when
+ * reading it fails (the statement path then answers, with its errors in its order: 404 before 400).
+ */
+export function memberChanges(body: unknown): Array<{ op: 'add' | 'remove'; ids: string[] }> | undefined {
+  if (!membersOnly(body)) return undefined;
+  try {
+    const changes: Array<{ op: 'add' | 'remove'; ids: string[] }> = [];
+    for (const o of patchOperations(body)) {
+      if (o.op === 'replace') return undefined;
+      if (o.path?.toLowerCase() === 'members') {
+        changes.push({ op: o.op, ids: memberIds(o.value) });
+        continue;
+      }
+      const bracket = o.path && /^members\[(.*)\]$/i.exec(o.path);
+      const ids = bracket && o.op === 'remove' ? listedIds(memberFilter(bracket[1] as string)) : undefined;
+      if (!ids) return undefined;
+      changes.push({ op: 'remove', ids });
+    }
+    return changes;
+  } catch {
+    return undefined;
+  }
 }
 
 /** PATCH /Groups/{id}: each operation in order; 200 with the group as it ends up. */

@@ -3,7 +3,8 @@
  * HTTP routes and by the library controller. Pipeline:
  *   resource type → directory (404) → secret, constant time (401; cloud directories always 401: they have no secret)
  *   → deactivated: 200 `{}` (after the secret check, not before as in Jackson) → method.
- * Every write runs in one transaction that changes the data and then writes the change's events;
+ * Every write runs in one transaction that changes the data and then writes the change's events
+ * (on PostgreSQL, `POST /Users` and members-only group PATCHes as one server-side call: one-call.ts);
  * the directory row is locked only from the events' sequence numbers to the commit, so writers of
  * one directory run side by side (a create serialises with creates of the same names only). The
  * directory is read once per request, before the transaction, with its SCIM secret the only sealed
@@ -22,6 +23,7 @@ import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents 
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
+import { oneCallPossible, patchMembersOnce, userCreates } from './one-call.ts';
 import * as users from './users.ts';
 
 export interface ScimResult {
@@ -56,6 +58,7 @@ export function createScimService(o: {
   delivery: DeliveryPolicy;
   pageLimit?: number;
 }) {
+  const createUserOnce = userCreates(o.db);
   /**
    * Runs a write: change, events, commit. A unique violation is a 409; a directory deleted
    * meanwhile is a 404, one deactivated meanwhile the deactivated answer (nothing changed).
@@ -65,18 +68,28 @@ export function createScimService(o: {
     directory: Directory,
     fn: Write,
     policy: DeliveryPolicy,
+    once?: () => Promise<ScimResult | undefined>,
   ): Promise<ScimResult> {
+    const audited = async (exec: Executor, events: WebhookEvent[]) => {
+      if (events.length)
+        await audit(exec, {
+          type: 'dsync.scim.change',
+          actor: { kind: 'directory', id: directory.id },
+          target: { kind: kind === 'users' ? 'user' : 'group', id: String(events[0]?.data?.id ?? '') },
+          details: { directory_type: directory.type, events: events.map((e) => e.event) },
+        });
+    };
     for (let attempt = 1; ; attempt++) {
       try {
+        // One round trip when the write has a one-call form (one-call.ts); no audit row then.
+        const r = once && oneCallPossible(o.db, policy) ? await once() : undefined;
+        if (r) {
+          await audited(o.db, r.events);
+          return r;
+        }
         return await withTx(o.db, async (trx) => {
           const { value, events } = await withEvents(trx, directory, policy, (batch) => fn(trx, directory, batch));
-          if (events.length)
-            await audit(trx, {
-              type: 'dsync.scim.change',
-              actor: { kind: 'directory', id: directory.id },
-              target: { kind: kind === 'users' ? 'user' : 'group', id: String(events[0]?.data?.id ?? '') },
-              details: { directory_type: directory.type, events: events.map((e) => e.event) },
-            });
+          await audited(trx, events);
           return { ...value, events };
         });
       } catch (e) {
@@ -117,7 +130,14 @@ export function createScimService(o: {
       const current = await load(o.db);
       if (method === 'GET') return { status: 200, data: current.raw };
     }
-    if (method === 'POST') return write('users', d, (t, dir, b) => users.createUser(t, dir, req.body, b), policy);
+    if (method === 'POST')
+      return write(
+        'users',
+        d,
+        (t, dir, b) => users.createUser(t, dir, req.body, b),
+        policy,
+        () => createUserOnce(d, req.body, policy),
+      );
     throw scimError(404, 'Not found');
   }
 
@@ -136,7 +156,13 @@ export function createScimService(o: {
         return write('groups', d, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b), policy);
       if (method === 'PATCH') {
         const lock = groups.membersOnly(req.body) ? 'members' : 'update';
-        return write('groups', d, async (t, _d, b) => groups.patchGroup(t, await load(t, lock), req.body, b), policy);
+        return write(
+          'groups',
+          d,
+          async (t, _d, b) => groups.patchGroup(t, await load(t, lock), req.body, b),
+          policy,
+          lock === 'members' ? () => patchMembersOnce(o.db, d, id, req.body, policy) : undefined,
+        );
       }
       if (method === 'DELETE')
         return write('groups', d, async (t, _d, b) => groups.deleteGroup(t, await load(t), b), policy);

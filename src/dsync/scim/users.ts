@@ -31,11 +31,16 @@ export async function loadUser(db: Executor, directory: Directory, id: string, f
   return u;
 }
 
-/** POST /Users: 409 when the userName or email is taken (Jackson checked the email only). */
-export async function createUser(trx: Executor, directory: Directory, body: unknown, batch: EventBatch) {
+/** The user a POST /Users body makes, and the id the client asked for (if any). Throws 400. */
+export function newUser(directory: Directory, body: unknown): { user: DsyncUser; requested: string | undefined } {
   const b = resourceBody(body);
   const requested = typeof b.userId === 'string' && b.userId !== '' ? b.userId : undefined;
-  const user = build(directory, requested ?? randomUUID(), b);
+  return { user: build(directory, requested ?? randomUUID(), b), requested };
+}
+
+/** POST /Users: 409 when the userName or email is taken (Jackson checked the email only). */
+export async function createUser(trx: Executor, directory: Directory, body: unknown, batch: EventBatch) {
+  const { user, requested } = newUser(directory, body);
   await users.lockNames(trx, directory.id, 'user', [user.userName ?? '', user.email ?? '', requested ?? '']);
   if (await users.findUserClash(trx, directory.id, user.userName, user.email)) throw exists();
   if (requested && (await users.findUser(trx, directory.id, requested))) throw exists();

@@ -136,11 +136,17 @@ const matches = (s: SenderRef) =>
  * ran out of attempts (`failed_at`): true when claimed (the caller enqueues its job in the same
  * transaction), false when a sender is on its way. One statement, no read of the job queue. The
  * caller holds the directory's row lock, so a sender stepping down (releaseSender) is either
- * gone or still there for this statement, never half-way.
+ * gone or still there for this statement, never half-way. On PostgreSQL a sender on its way is
+ * only read, not written: the row is written (and so locked) only when it is claimed.
  */
 export async function claimSender(db: Executor, directoryId: string, senderId: string): Promise<boolean> {
+  const row =
+    engineOf(db) === 'postgres'
+      ? sql`select ${directoryId}::uuid, ${senderId}::uuid where not exists (
+          select 1 from dsync_webhook_senders where directory_id = ${directoryId} and failed_at is null)`
+      : sql`values (${directoryId}, ${senderId})`;
   const { rows } = await sql<{ sender_id: string }>`
-    insert into dsync_webhook_senders (directory_id, sender_id) values (${directoryId}, ${senderId})
+    insert into dsync_webhook_senders (directory_id, sender_id) ${row}
     on conflict (directory_id) do update
       set sender_id = excluded.sender_id, job_id = null, failed_at = null, created_at = now()
       where dsync_webhook_senders.failed_at is not null

@@ -84,11 +84,12 @@ export async function findUser(
  * CockroachDB), taken in one sorted order.
  */
 export async function lockNames(db: Executor, directoryId: string, kind: string, names: string[]): Promise<void> {
-  await lockNamesFor(
-    db,
-    names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`),
-  );
+  await lockNamesFor(db, nameLocks(directoryId, kind, names));
 }
+
+/** The lock names of these resource names (empty ones skipped), as `lockNames` takes them. */
+export const nameLocks = (directoryId: string, kind: string, names: string[]): string[] =>
+  names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`);
 
 /** Users of the directory whose userName or email equals one of the given values (case-insensitive). */
 export async function findUserClash(
