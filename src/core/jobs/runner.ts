@@ -11,6 +11,7 @@ import { Logger as GraphileLogger, type Runner, run, type Task, type TaskList } 
 import type pg from 'pg';
 import type { Logger } from '../log.ts';
 import { gatedPool, startLiveness } from './liveness.ts';
+import { trackJobSlots } from './slots.ts';
 import type { BoundTask } from './task.ts';
 
 export const TASKS_DIR = resolve(import.meta.dirname, '../../../tasks');
@@ -69,6 +70,7 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
   const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
   const events = new EventEmitter();
   events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
+  const untrack = trackJobSlots(events, o.concurrency);
   let runner: Runner;
   try {
     runner = await run({
@@ -85,6 +87,7 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
       events: events as never,
     });
   } catch (e) {
+    untrack();
     await liveness.stop();
     throw e;
   }
@@ -95,12 +98,14 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
     try {
       await stop(reason);
     } finally {
+      untrack();
       await liveness.stop();
     }
   };
-  runner.promise.then(
-    () => liveness.stop(),
-    () => liveness.stop(),
-  );
+  const ended = () => {
+    untrack();
+    return liveness.stop();
+  };
+  runner.promise.then(ended, ended);
   return runner;
 }

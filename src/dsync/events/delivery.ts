@@ -8,9 +8,15 @@
  *     the other over one keep-alive connection, as fast as the receiver answers;
  *   - marks delivered events in one statement per up to FLUSH_EVERY events (their outbox rows
  *     deleted, `delivered_at` stamped), and always before it stops;
- *   - when nothing is left, steps down under the directory's row lock (releaseSender): an event
- *     committed after its last look finds no sender and starts a new one, so no event waits
- *     without a sender.
+ *   - when nothing is left, lingers: it looks again every LINGER_POLL_MS for up to `lingerMs`
+ *     (`dsync.webhook.linger`), and sends what came meanwhile in the same run, so that under steady
+ *     traffic a directory keeps one running sender instead of a new job per burst (each new job
+ *     costs an enqueue, a NOTIFY and a job fetch before its first POST). It lingers only while
+ *     the worker process has another idle job slot (`LingerControl.may`), which can take any job
+ *     that comes, so lingering never keeps another job (another directory's sender) waiting, and
+ *     not while the worker shuts down;
+ *   - then steps down under the directory's row lock (releaseSender): an event committed after
+ *     its last look finds no sender and starts a new one, so no event waits without a sender.
  *
  * A failure before any success in this run throws: graphile-worker retries the job with its
  * backoff and the events wait, in order (new events do not start a second sender while this one
@@ -44,6 +50,16 @@ export interface DeliveryOptions extends SenderOptions {
   maxAttempts: number;
   /** Events one job run delivers before handing the rest to a new job. */
   maxPerRun?: number;
+  /** `dsync.webhook.linger` in ms: how long a sender with nothing to send waits for more (0: none). */
+  lingerMs?: number;
+}
+
+/** What the worker tells a sender about lingering (tasks/webhook_deliver.ts). */
+export interface LingerControl {
+  /** Whether the sender may wait for more events now: another job slot of the worker is idle. */
+  may(): boolean;
+  /** Aborted when the worker shuts down: the sender stops waiting and steps down. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface DeliverJob {
@@ -61,7 +77,7 @@ export interface DeliverPayload {
 export type DeliverOutcome =
   | { kind: 'nothing' }
   | { kind: 'dropped'; events: number; reason: string }
-  | { kind: 'delivered'; events: number; continuedBy?: string | undefined };
+  | { kind: 'delivered'; events: number; continuedBy?: string | undefined; lingered?: number };
 
 /** Thrown when an attempt is not delivered: graphile-worker records the message and retries. */
 export class DeliveryFailed extends Error {
@@ -72,9 +88,25 @@ export class DeliveryFailed extends Error {
 const FLUSH_EVERY = 32;
 /** Queued events read per query. */
 const PAGE = 200;
+/** How often a lingering sender looks for new events of its directory. */
+const LINGER_POLL_MS = 10;
+
+/** Waits `ms`, or less when `signal` aborts. */
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 export function createDeliveryService(o: DeliveryOptions) {
   const maxPerRun = o.maxPerRun ?? 1000;
+  const lingerMs = Math.max(0, o.lingerMs ?? 0);
 
   /**
    * A fresh sender for the directory (its job runs after this one: same queue); with `replacing`,
@@ -102,7 +134,11 @@ export function createDeliveryService(o: DeliveryOptions) {
     return events ? { kind: 'dropped', events, reason } : { kind: 'nothing' };
   }
 
-  async function deliver(p: DeliverPayload, job: DeliverJob): Promise<DeliverOutcome> {
+  /**
+   * Runs the directory's sender. `linger` (from the worker) allows waiting for more events when
+   * none is left; without it the sender steps down at once.
+   */
+  async function deliver(p: DeliverPayload, job: DeliverJob, linger?: LingerControl): Promise<DeliverOutcome> {
     const sender: outbox.SenderRef = { senderId: p.senderId, jobId: job.id };
     const directory = await o.directories.load(p.directoryId);
     const reason = undeliverable(directory);
@@ -112,6 +148,18 @@ export function createDeliveryService(o: DeliveryOptions) {
     let delivered = 0;
     let done: string[] = [];
     let doneAt = o.clock.now();
+    /** Since when the queue was found empty (performance.now()), while lingering. */
+    let idleSince: number | undefined;
+    /** Lingers that ended with new events (sent by this run instead of a new job). */
+    let lingered = 0;
+    const mayLinger = () =>
+      lingerMs > 0 &&
+      linger !== undefined &&
+      !linger.signal?.aborted &&
+      performance.now() - (idleSince as number) < lingerMs &&
+      linger.may();
+    const outcome = (continuedBy?: string): DeliverOutcome =>
+      delivered ? { kind: 'delivered', events: delivered, continuedBy, lingered } : { kind: 'nothing' };
     const flush = async () => {
       if (!done.length) return;
       await outbox.markDelivered(o.db, done, doneAt);
@@ -122,9 +170,17 @@ export function createDeliveryService(o: DeliveryOptions) {
       for (;;) {
         const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE);
         if (!rows.length) {
-          if (await release(directory.id, sender))
-            return delivered ? { kind: 'delivered', events: delivered } : { kind: 'nothing' };
+          idleSince ??= performance.now();
+          if (mayLinger()) {
+            await pause(LINGER_POLL_MS, linger?.signal);
+            continue;
+          }
+          if (await release(directory.id, sender)) return outcome();
           continue;
+        }
+        if (idleSince !== undefined) {
+          lingered++;
+          idleSince = undefined;
         }
         for (const row of rows) {
           const body = JSON.stringify(wireEvent(row));
@@ -137,14 +193,14 @@ export function createDeliveryService(o: DeliveryOptions) {
             const message = `webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`;
             if (!delivered) throw new DeliveryFailed(message);
             o.log.warn({ directoryId: directory.id, delivered, error: a.error }, 'webhook delivery interrupted');
-            return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id) };
+            return outcome(await handOn(directory.id));
           }
           done.push(row.id);
           doneAt = a.completedAt;
           if (done.length >= FLUSH_EVERY) await flush();
           if (delivered + done.length >= maxPerRun) {
             await flush();
-            return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id) };
+            return outcome(await handOn(directory.id));
           }
         }
         await flush();
