@@ -13,9 +13,9 @@ export default taskFrom(
     if (attempts > 1) metrics.webhookRetries.inc();
     const job = { id: Number(helpers.job.id), attempt: attempts };
     try {
-      // Lingers for more events only while another slot of this worker is idle (src/core/jobs/slots.ts).
+      // Lingers, and keeps its slot past its turn, only while another slot of this worker is idle (src/core/jobs/slots.ts).
       await c.dsync.services.delivery.deliver(p, job, {
-        may: () => jobSlots.free() > 0,
+        idleSlot: () => jobSlots.free() > 0,
         signal: helpers.abortSignal,
       });
     } catch (e) {

@@ -117,6 +117,7 @@ async function fire(
       ...(typeof q.body === 'function'
         ? { setupRequest: (req: Record<string, unknown>) => ({ ...req, body: (q.body as (n: number) => string)(n++) }) }
         : {}),
+      ...(q.each ? { setupRequest: (req: Record<string, unknown>) => ({ ...req, ...q.each?.(n++) }) } : {}),
     })),
   });
   return runOf(p, before, await p.stats(), {

@@ -6,8 +6,10 @@
  *
  *   - reads the directory's queued events in `seq` order, a page at a time, and POSTs them one after
  *     the other over one keep-alive connection, as fast as the receiver answers;
- *   - marks delivered events in one statement per up to FLUSH_EVERY events (their outbox rows
- *     deleted, `delivered_at` stamped), and always before it stops;
+ *   - marks delivered events in one statement per up to FLUSH_EVERY events, or once the oldest
+ *     unmarked one was answered MARK_WITHIN_MS ago (their outbox rows deleted, `delivered_at`
+ *     stamped), and always before it stops; it reads only events after the last one it sent, so
+ *     under steady traffic a POST costs no mark statement of its own;
  *   - when nothing is left, lingers: it looks again every LINGER_POLL_MS for up to `lingerMs`
  *     (`dsync.webhook.linger`), and sends what came meanwhile in the same run, so that under steady
  *     traffic a directory keeps one running sender instead of a new job per burst (each new job
@@ -30,7 +32,10 @@
  * A sender is named by its `senderId` (job key `dsync:sender:<senderId>`), never by a job id read
  * back from graphile-worker: a data transaction never reads the job queue, which may live in
  * another database (`queue.dsn`).
- * After `maxPerRun` events the sender hands over to a fresh job too (other directories get a turn).
+ * After `maxPerRun` events the sender hands over to a fresh job too, and after TURN_MS when every
+ * job slot of its worker is busy (`WorkerControl.idleSlot`): jobs waiting for a slot, such as the
+ * senders of other directories with steady traffic, run before its successor (same `run_at`
+ * order), so no directory waits for another's 1,000 events.
  *
  * Exactly once by `id` for a receiver that de-duplicates: an event is never marked delivered
  * without a 2xx, and is sent again only if the worker died between the receiver's 2xx and the
@@ -54,10 +59,13 @@ export interface DeliveryOptions extends SenderOptions {
   lingerMs?: number;
 }
 
-/** What the worker tells a sender about lingering (tasks/webhook_deliver.ts). */
-export interface LingerControl {
-  /** Whether the sender may wait for more events now: another job slot of the worker is idle. */
-  may(): boolean;
+/** What the worker tells a sender (tasks/webhook_deliver.ts). */
+export interface WorkerControl {
+  /**
+   * Whether another job slot of the worker is idle now: the sender may linger, and need not make
+   * room for waiting jobs.
+   */
+  idleSlot(): boolean;
   /** Aborted when the worker shuts down: the sender stops waiting and steps down. */
   signal?: AbortSignal | undefined;
 }
@@ -86,6 +94,10 @@ export class DeliveryFailed extends Error {
 
 /** Delivered events marked per statement (and the most a killed worker can have to send again). */
 const FLUSH_EVERY = 32;
+/** Delivered events are marked at the latest this long after the first unmarked one was answered. */
+const MARK_WITHIN_MS = 100;
+/** How long a sender runs before it hands over to a fresh job while every job slot is busy. */
+const TURN_MS = 500;
 /** Queued events read per query. */
 const PAGE = 200;
 /** How often a lingering sender looks for new events of its directory. */
@@ -135,10 +147,10 @@ export function createDeliveryService(o: DeliveryOptions) {
   }
 
   /**
-   * Runs the directory's sender. `linger` (from the worker) allows waiting for more events when
-   * none is left; without it the sender steps down at once.
+   * Runs the directory's sender. `worker` (from the worker) allows lingering for more events when
+   * none is left, and turns; without it the sender steps down at once and never yields its slot.
    */
-  async function deliver(p: DeliverPayload, job: DeliverJob, linger?: LingerControl): Promise<DeliverOutcome> {
+  async function deliver(p: DeliverPayload, job: DeliverJob, worker?: WorkerControl): Promise<DeliverOutcome> {
     const sender: outbox.SenderRef = { senderId: p.senderId, jobId: job.id };
     const directory = await o.directories.load(p.directoryId);
     const reason = undeliverable(directory);
@@ -148,16 +160,25 @@ export function createDeliveryService(o: DeliveryOptions) {
     let delivered = 0;
     let done: string[] = [];
     let doneAt = o.clock.now();
+    /** When the oldest unmarked delivered event was answered (performance.now()). */
+    let doneSince = 0;
+    /** The last event sent by this run: the next read starts after it. */
+    let lastSeq: number | undefined;
+    /** When this run's first POST was answered: its turn counts from there, not from a held first POST. */
+    let started: number | undefined;
     /** Since when the queue was found empty (performance.now()), while lingering. */
     let idleSince: number | undefined;
     /** Lingers that ended with new events (sent by this run instead of a new job). */
     let lingered = 0;
     const mayLinger = () =>
       lingerMs > 0 &&
-      linger !== undefined &&
-      !linger.signal?.aborted &&
+      worker !== undefined &&
+      !worker.signal?.aborted &&
       performance.now() - (idleSince as number) < lingerMs &&
-      linger.may();
+      worker.idleSlot();
+    /** This run had its turn and jobs may be waiting for a slot. */
+    const yieldTurn = () =>
+      worker !== undefined && performance.now() - (started as number) >= TURN_MS && !worker.idleSlot();
     const outcome = (continuedBy?: string): DeliverOutcome =>
       delivered ? { kind: 'delivered', events: delivered, continuedBy, lingered } : { kind: 'nothing' };
     const flush = async () => {
@@ -168,13 +189,15 @@ export function createDeliveryService(o: DeliveryOptions) {
     };
     try {
       for (;;) {
-        const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE);
+        const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
         if (!rows.length) {
           idleSince ??= performance.now();
+          if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
           if (mayLinger()) {
-            await pause(LINGER_POLL_MS, linger?.signal);
+            await pause(LINGER_POLL_MS, worker?.signal);
             continue;
           }
+          await flush();
           if (await release(directory.id, sender)) return outcome();
           continue;
         }
@@ -195,15 +218,18 @@ export function createDeliveryService(o: DeliveryOptions) {
             o.log.warn({ directoryId: directory.id, delivered, error: a.error }, 'webhook delivery interrupted');
             return outcome(await handOn(directory.id));
           }
+          started ??= performance.now();
+          if (!done.length) doneSince = performance.now();
           done.push(row.id);
           doneAt = a.completedAt;
+          lastSeq = row.seq;
           if (done.length >= FLUSH_EVERY) await flush();
-          if (delivered + done.length >= maxPerRun) {
+          if (delivered + done.length >= maxPerRun || yieldTurn()) {
             await flush();
             return outcome(await handOn(directory.id));
           }
         }
-        await flush();
+        if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
       }
     } finally {
       keepAlive.destroy();

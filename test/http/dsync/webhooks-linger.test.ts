@@ -2,7 +2,9 @@
  * A real-time sender that finds nothing left to send lingers (`dsync.webhook.linger`): an event
  * committed meanwhile is sent by the same job run, without a new job; after the linger it steps
  * down; it lingers only while another job slot of its worker is idle, and not once the worker
- * shuts down; and no event is stranded when one commits as a sender's linger ends.
+ * shuts down; and no event is stranded when one commits as a sender's linger ends. A sender with a
+ * backlog hands over after its turn when every job slot is busy, so another directory's sender
+ * runs before the backlog is through.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,4 +147,32 @@ describe('a lingering sender', () => {
       await runner.stop();
     }
   }, 60_000);
+});
+
+describe('turns', () => {
+  it('a sender with a backlog makes room for another directory when every job slot is busy', async () => {
+    const slow = await directory(s, 'turn-slow');
+    const other = await directory(s, 'turn-other');
+    const N = 60;
+    // The slow directory's receiver takes 30 ms per event: its backlog lasts about 2 s.
+    rx.respond = (r) => ((r.body as WebhookEvent).directory_id === slow.id ? { status: 200, delayMs: 30 } : 200);
+    try {
+      const c = scimClient(s, slow);
+      for (let i = 0; i < N; i++) expect((await c('POST', '/Users', scimUser(`turn-${i}`))).status).toBe(201);
+      expect((await scimClient(s, other)('POST', '/Users', scimUser('turn-other'))).status).toBe(201);
+      const runner = await s.startWorker({ concurrency: 1 });
+      try {
+        await eventually(async () => deliveredFor(other.id).length === 1);
+        // Delivered while the slow directory's backlog was still being sent, not after it.
+        expect(deliveredFor(slow.id).length).toBeLessThan(N);
+        await eventually(async () => deliveredFor(slow.id).length === N && (await outboxCount(s, slow.id)) === 0);
+        expect(deliveredFor(slow.id).map((e) => e.seq)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+        expect(new Set(deliveredFor(slow.id).map((e) => e.id)).size).toBe(N);
+      } finally {
+        await runner.stop();
+      }
+    } finally {
+      rx.respond = () => 200;
+    }
+  }, 30_000);
 });
