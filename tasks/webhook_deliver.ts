@@ -16,6 +16,7 @@ export default taskFrom(
       // Lingers, and keeps its slot past its turn, only while another slot of this worker is idle (src/core/jobs/slots.ts).
       await c.dsync.services.delivery.deliver(p, job, {
         idleSlot: () => jobSlots.free() > 0,
+        nudge: jobSlots.nudge,
         signal: helpers.abortSignal,
       });
     } catch (e) {

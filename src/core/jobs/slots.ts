@@ -10,6 +10,7 @@ import type { EventEmitter } from 'node:events';
 interface RunnerSlots {
   concurrency: number;
   running: number;
+  pool?: { nudge(n: number): void };
 }
 
 const runners = new Set<RunnerSlots>();
@@ -21,6 +22,22 @@ export const jobSlots = {
     for (const r of runners) n += Math.max(0, r.concurrency - r.running);
     return n;
   },
+  /**
+   * Wakes one idle worker to look for jobs now. An idle slot may be one whose last fetch came back
+   * empty while jobs waited (runner.ts): it looks again only on a job insert's NOTIFY or the poll
+   * interval, so a job that means to keep its slot because another is idle wakes that one first.
+   */
+  nudge(): void {
+    for (const r of runners)
+      if (r.pool && r.running < r.concurrency) {
+        try {
+          r.pool.nudge(1);
+        } catch {
+          // shutting down
+        }
+        return;
+      }
+  },
 };
 
 /**
@@ -30,6 +47,9 @@ export const jobSlots = {
 export function trackJobSlots(events: EventEmitter, concurrency: number): () => void {
   const r: RunnerSlots = { concurrency, running: 0 };
   runners.add(r);
+  events.on('pool:create', ({ workerPool }: { workerPool: { nudge(n: number): void } }) => {
+    r.pool = workerPool;
+  });
   events.on('job:start', () => r.running++);
   events.on('job:complete', () => r.running--);
   const forget = () => runners.delete(r);

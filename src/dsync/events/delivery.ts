@@ -66,6 +66,8 @@ export interface WorkerControl {
    * room for waiting jobs.
    */
   idleSlot(): boolean;
+  /** Wakes an idle slot to look for waiting jobs (once per linger: the slot is then really idle). */
+  nudge?(): void;
   /** Aborted when the worker shuts down: the sender stops waiting and steps down. */
   signal?: AbortSignal | undefined;
 }
@@ -191,7 +193,10 @@ export function createDeliveryService(o: DeliveryOptions) {
       for (;;) {
         const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
         if (!rows.length) {
-          idleSince ??= performance.now();
+          if (idleSince === undefined) {
+            idleSince = performance.now();
+            worker?.nudge?.();
+          }
           if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
           if (mayLinger()) {
             await pause(LINGER_POLL_MS, worker?.signal);
