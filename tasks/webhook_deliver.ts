@@ -1,6 +1,7 @@
 /** Real-time webhook delivery of directory-sync events: a directory's sender (src/dsync/events/delivery.ts). */
 import { audit } from '../src/core/audit/events.ts';
 import { taskFrom } from '../src/core/jobs/registry.ts';
+import { jobSlots } from '../src/core/jobs/slots.ts';
 import { metrics } from '../src/core/observability/metrics.ts';
 import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
 
@@ -12,7 +13,12 @@ export default taskFrom(
     if (attempts > 1) metrics.webhookRetries.inc();
     const job = { id: Number(helpers.job.id), attempt: attempts };
     try {
-      await c.dsync.services.delivery.deliver(p, job);
+      // Lingers, and keeps its slot past its turn, only while another slot of this worker is idle (src/core/jobs/slots.ts).
+      await c.dsync.services.delivery.deliver(p, job, {
+        idleSlot: () => jobSlots.free() > 0,
+        nudge: jobSlots.nudge,
+        signal: helpers.abortSignal,
+      });
     } catch (e) {
       if (attempts >= max) {
         metrics.webhookFailedPermanently.inc();

@@ -120,7 +120,11 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     setupLinks,
     /** How events are delivered (configuration); writes may turn webhooks off for one call. */
     policy: delivery,
-    delivery: createDeliveryService({ ...outbound, maxAttempts: cfg.webhook.max_attempts }),
+    delivery: createDeliveryService({
+      ...outbound,
+      maxAttempts: cfg.webhook.max_attempts,
+      lingerMs: cfg.webhook.linger,
+    }),
     batch,
     lifecycle,
     webhooks: createRetryService({ queueDb: core.queue.db, directories, batch }),

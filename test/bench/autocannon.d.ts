@@ -4,6 +4,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Requests per second over all connections (unset: as fast as answered). */
+    overallRate?: number;
     requests?: Array<{
       method?: string;
       path?: string;

@@ -51,6 +51,10 @@ const config = loadConfig({
     'serve.public.host': '127.0.0.1',
     'serve.admin.host': '127.0.0.1',
     'dsync.api_keys': [BENCH_API_KEY],
+    // BENCH_WORKER_CONCURRENCY: the worker's job slots (the worker runs in this process).
+    ...(process.env.BENCH_WORKER_CONCURRENCY
+      ? { 'worker.concurrency': Number(process.env.BENCH_WORKER_CONCURRENCY) }
+      : {}),
     ...JSON.parse(process.env.BENCH_OVERRIDES ?? '{}'),
   },
 });

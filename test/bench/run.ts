@@ -10,6 +10,7 @@
  *   npm run bench                        # everything, defaults: 3 rounds × 5 s, 50 connections
  *   npm run bench -- token discovery     # only scenarios whose name contains one of the words
  *   npm run bench -- --smoke             # CI: each gatehouse scenario once for 1 s, no peers
+ *   BENCH_RATE=200 npm run bench -- webhook   # paced: 200 requests/s in all instead of flat out
  * gatehouse runs from the compiled package (`npm run build` first), the smoke run from the sources.
  */
 import { execFileSync } from 'node:child_process';
@@ -30,6 +31,8 @@ const ROUNDS = SMOKE ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? (SMOKE ? 4 : 50));
 const WARMUP_SECONDS = SMOKE ? 0 : Math.min(2, SECONDS);
 const OUT = process.env.BENCH_OUT ?? 'bench-results.json';
+/** Requests per second over all connections (latency at a given load rather than at saturation). */
+const RATE = Number(process.env.BENCH_RATE ?? 0);
 
 const cleanups: Array<() => Promise<void>> = [];
 const loadAtStart = loadavg()[0] as number;
@@ -107,6 +110,7 @@ async function fire(
     url,
     connections,
     duration: seconds,
+    ...(RATE > 0 ? { overallRate: RATE } : {}),
     requests: reqs.map((q) => ({
       method: q.method ?? 'GET',
       path: q.path,
@@ -115,6 +119,7 @@ async function fire(
       ...(typeof q.body === 'function'
         ? { setupRequest: (req: Record<string, unknown>) => ({ ...req, body: (q.body as (n: number) => string)(n++) }) }
         : {}),
+      ...(q.each ? { setupRequest: (req: Record<string, unknown>) => ({ ...req, ...q.each?.(n++) }) } : {}),
     })),
   });
   return runOf(p, before, await p.stats(), {

@@ -7,6 +7,12 @@ export interface BenchRequest {
   headers?: Record<string, string>;
   /** A fixed body, or one built per request (n counts the requests of this run from 0). */
   body?: string | ((n: number) => string);
+  /**
+   * Replaces path, headers and body per request (n counts the requests of this run from 0, over
+   * all connections): spreads consecutive requests over targets instead of each connection
+   * cycling through the list in step with the others.
+   */
+  each?: (n: number) => { path: string; headers: Record<string, string>; body: string };
 }
 
 /** One side of a scenario: where it runs and the requests autocannon cycles through. */

@@ -654,6 +654,10 @@ export const spec = {
     webhook: {
       max_attempts: int(10, 'Delivery attempts per webhook job before it is left in the failed state.', 1),
       timeout: dur('20s', 'Timeout of one webhook request.'),
+      linger: dur(
+        '250ms',
+        'How long a directory’s real-time sender that found nothing left to send waits for new events before it steps down (0: steps down at once); it waits only while another job slot of its worker is idle.',
+      ),
     },
     webhook_logs_ttl: dur('168h', 'How long webhook logs are kept.'),
     debug_webhooks: bool(

@@ -11,7 +11,11 @@ import { Logger as GraphileLogger, type Runner, run, type Task, type TaskList } 
 import type pg from 'pg';
 import type { Logger } from '../log.ts';
 import { gatedPool, startLiveness } from './liveness.ts';
+import { trackJobSlots } from './slots.ts';
 import type { BoundTask } from './task.ts';
+
+/** How long after a job completes an idle worker is woken to look for jobs (see startWorker). */
+const NUDGE_AFTER_MS = 5;
 
 export const TASKS_DIR = resolve(import.meta.dirname, '../../../tasks');
 export const CRONTAB_FILE = resolve(import.meta.dirname, '../../../crontab');
@@ -69,6 +73,22 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
   const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
   const events = new EventEmitter();
   events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
+  const untrack = trackJobSlots(events, o.concurrency);
+  // graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
+  // LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
+  // worker then idles until the next job insert's NOTIFY or `worker.poll_interval`. Named queues
+  // end together often (webhook senders stepping down or handing over), so each completed job
+  // wakes one idle worker a moment later, after the completing worker's own fetch.
+  events.on('job:complete', ({ worker }: { worker: { workerPool: { nudge(n: number): void } } }) => {
+    const t = setTimeout(() => {
+      try {
+        worker.workerPool.nudge(1);
+      } catch {
+        // the pool is shutting down
+      }
+    }, NUDGE_AFTER_MS);
+    t.unref();
+  });
   let runner: Runner;
   try {
     runner = await run({
@@ -85,6 +105,7 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
       events: events as never,
     });
   } catch (e) {
+    untrack();
     await liveness.stop();
     throw e;
   }
@@ -95,12 +116,14 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
     try {
       await stop(reason);
     } finally {
+      untrack();
       await liveness.stop();
     }
   };
-  runner.promise.then(
-    () => liveness.stop(),
-    () => liveness.stop(),
-  );
+  const ended = () => {
+    untrack();
+    return liveness.stop();
+  };
+  runner.promise.then(ended, ended);
   return runner;
 }

@@ -6,11 +6,19 @@
  *
  *   - reads the directory's queued events in `seq` order, a page at a time, and POSTs them one after
  *     the other over one keep-alive connection, as fast as the receiver answers;
- *   - marks delivered events in one statement per up to FLUSH_EVERY events (their outbox rows
- *     deleted, `delivered_at` stamped), and always before it stops;
- *   - when nothing is left, steps down under the directory's row lock (releaseSender): an event
- *     committed after its last look finds no sender and starts a new one, so no event waits
- *     without a sender.
+ *   - marks delivered events in one statement per up to FLUSH_EVERY events, or once the oldest
+ *     unmarked one was answered MARK_WITHIN_MS ago (their outbox rows deleted, `delivered_at`
+ *     stamped), and always before it stops; it reads only events after the last one it sent, so
+ *     under steady traffic a POST costs no mark statement of its own;
+ *   - when nothing is left, lingers: it looks again every LINGER_POLL_MS for up to `lingerMs`
+ *     (`dsync.webhook.linger`), and sends what came meanwhile in the same run, so that under steady
+ *     traffic a directory keeps one running sender instead of a new job per burst (each new job
+ *     costs an enqueue, a NOTIFY and a job fetch before its first POST). It lingers only while
+ *     the worker process has another idle job slot (`LingerControl.may`), which can take any job
+ *     that comes, so lingering never keeps another job (another directory's sender) waiting, and
+ *     not while the worker shuts down;
+ *   - then steps down under the directory's row lock (releaseSender): an event committed after
+ *     its last look finds no sender and starts a new one, so no event waits without a sender.
  *
  * A failure before any success in this run throws: graphile-worker retries the job with its
  * backoff and the events wait, in order (new events do not start a second sender while this one
@@ -24,7 +32,10 @@
  * A sender is named by its `senderId` (job key `dsync:sender:<senderId>`), never by a job id read
  * back from graphile-worker: a data transaction never reads the job queue, which may live in
  * another database (`queue.dsn`).
- * After `maxPerRun` events the sender hands over to a fresh job too (other directories get a turn).
+ * After `maxPerRun` events the sender hands over to a fresh job too, and after TURN_MS when every
+ * job slot of its worker is busy (`WorkerControl.idleSlot`): jobs waiting for a slot, such as the
+ * senders of other directories with steady traffic, run before its successor (same `run_at`
+ * order), so no directory waits for another's 1,000 events.
  *
  * Exactly once by `id` for a receiver that de-duplicates: an event is never marked delivered
  * without a 2xx, and is sent again only if the worker died between the receiver's 2xx and the
@@ -44,6 +55,21 @@ export interface DeliveryOptions extends SenderOptions {
   maxAttempts: number;
   /** Events one job run delivers before handing the rest to a new job. */
   maxPerRun?: number;
+  /** `dsync.webhook.linger` in ms: how long a sender with nothing to send waits for more (0: none). */
+  lingerMs?: number;
+}
+
+/** What the worker tells a sender (tasks/webhook_deliver.ts). */
+export interface WorkerControl {
+  /**
+   * Whether another job slot of the worker is idle now: the sender may linger, and need not make
+   * room for waiting jobs.
+   */
+  idleSlot(): boolean;
+  /** Wakes an idle slot to look for waiting jobs (once per linger: the slot is then really idle). */
+  nudge?(): void;
+  /** Aborted when the worker shuts down: the sender stops waiting and steps down. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface DeliverJob {
@@ -61,7 +87,7 @@ export interface DeliverPayload {
 export type DeliverOutcome =
   | { kind: 'nothing' }
   | { kind: 'dropped'; events: number; reason: string }
-  | { kind: 'delivered'; events: number; continuedBy?: string | undefined };
+  | { kind: 'delivered'; events: number; continuedBy?: string | undefined; lingered?: number };
 
 /** Thrown when an attempt is not delivered: graphile-worker records the message and retries. */
 export class DeliveryFailed extends Error {
@@ -70,11 +96,31 @@ export class DeliveryFailed extends Error {
 
 /** Delivered events marked per statement (and the most a killed worker can have to send again). */
 const FLUSH_EVERY = 32;
+/** Delivered events are marked at the latest this long after the first unmarked one was answered. */
+const MARK_WITHIN_MS = 100;
+/** How long a sender runs before it hands over to a fresh job while every job slot is busy. */
+const TURN_MS = 500;
 /** Queued events read per query. */
 const PAGE = 200;
+/** How often a lingering sender looks for new events of its directory. */
+const LINGER_POLL_MS = 10;
+
+/** Waits `ms`, or less when `signal` aborts. */
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 export function createDeliveryService(o: DeliveryOptions) {
   const maxPerRun = o.maxPerRun ?? 1000;
+  const lingerMs = Math.max(0, o.lingerMs ?? 0);
 
   /**
    * A fresh sender for the directory (its job runs after this one: same queue); with `replacing`,
@@ -102,7 +148,11 @@ export function createDeliveryService(o: DeliveryOptions) {
     return events ? { kind: 'dropped', events, reason } : { kind: 'nothing' };
   }
 
-  async function deliver(p: DeliverPayload, job: DeliverJob): Promise<DeliverOutcome> {
+  /**
+   * Runs the directory's sender. `worker` (from the worker) allows lingering for more events when
+   * none is left, and turns; without it the sender steps down at once and never yields its slot.
+   */
+  async function deliver(p: DeliverPayload, job: DeliverJob, worker?: WorkerControl): Promise<DeliverOutcome> {
     const sender: outbox.SenderRef = { senderId: p.senderId, jobId: job.id };
     const directory = await o.directories.load(p.directoryId);
     const reason = undeliverable(directory);
@@ -112,6 +162,27 @@ export function createDeliveryService(o: DeliveryOptions) {
     let delivered = 0;
     let done: string[] = [];
     let doneAt = o.clock.now();
+    /** When the oldest unmarked delivered event was answered (performance.now()). */
+    let doneSince = 0;
+    /** The last event sent by this run: the next read starts after it. */
+    let lastSeq: number | undefined;
+    /** When this run's first POST was answered: its turn counts from there, not from a held first POST. */
+    let started: number | undefined;
+    /** Since when the queue was found empty (performance.now()), while lingering. */
+    let idleSince: number | undefined;
+    /** Lingers that ended with new events (sent by this run instead of a new job). */
+    let lingered = 0;
+    const mayLinger = () =>
+      lingerMs > 0 &&
+      worker !== undefined &&
+      !worker.signal?.aborted &&
+      performance.now() - (idleSince as number) < lingerMs &&
+      worker.idleSlot();
+    /** This run had its turn and jobs may be waiting for a slot. */
+    const yieldTurn = () =>
+      worker !== undefined && performance.now() - (started as number) >= TURN_MS && !worker.idleSlot();
+    const outcome = (continuedBy?: string): DeliverOutcome =>
+      delivered ? { kind: 'delivered', events: delivered, continuedBy, lingered } : { kind: 'nothing' };
     const flush = async () => {
       if (!done.length) return;
       await outbox.markDelivered(o.db, done, doneAt);
@@ -120,11 +191,24 @@ export function createDeliveryService(o: DeliveryOptions) {
     };
     try {
       for (;;) {
-        const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE);
+        const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
         if (!rows.length) {
-          if (await release(directory.id, sender))
-            return delivered ? { kind: 'delivered', events: delivered } : { kind: 'nothing' };
+          if (idleSince === undefined) {
+            idleSince = performance.now();
+            worker?.nudge?.();
+          }
+          if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
+          if (mayLinger()) {
+            await pause(LINGER_POLL_MS, worker?.signal);
+            continue;
+          }
+          await flush();
+          if (await release(directory.id, sender)) return outcome();
           continue;
+        }
+        if (idleSince !== undefined) {
+          lingered++;
+          idleSince = undefined;
         }
         for (const row of rows) {
           const body = JSON.stringify(wireEvent(row));
@@ -137,17 +221,20 @@ export function createDeliveryService(o: DeliveryOptions) {
             const message = `webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`;
             if (!delivered) throw new DeliveryFailed(message);
             o.log.warn({ directoryId: directory.id, delivered, error: a.error }, 'webhook delivery interrupted');
-            return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id) };
+            return outcome(await handOn(directory.id));
           }
+          started ??= performance.now();
+          if (!done.length) doneSince = performance.now();
           done.push(row.id);
           doneAt = a.completedAt;
+          lastSeq = row.seq;
           if (done.length >= FLUSH_EVERY) await flush();
-          if (delivered + done.length >= maxPerRun) {
+          if (delivered + done.length >= maxPerRun || yieldTurn()) {
             await flush();
-            return { kind: 'delivered', events: delivered, continuedBy: await handOn(directory.id) };
+            return outcome(await handOn(directory.id));
           }
         }
-        await flush();
+        if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
       }
     } finally {
       keepAlive.destroy();

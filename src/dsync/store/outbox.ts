@@ -58,13 +58,17 @@ const toQueued = (r: QueuedRow): QueuedEvent & { queuedAt: Date } => ({
   queuedAt: r.queued_at,
 });
 
-/** The undelivered events of one mode of a directory (optionally only a job's), oldest first. */
+/**
+ * The undelivered events of one mode of a directory (optionally only a job's, or only those after
+ * `afterSeq`: a sender skips what it sent and has not marked yet), oldest first.
+ */
 export async function queuedEvents(
   db: Executor,
   directoryId: string,
   mode: DeliveryMode,
   limit: number,
   jobId?: number,
+  afterSeq?: number,
 ): Promise<QueuedEvent[]> {
   let q = db
     .selectFrom('dsync_webhook_outbox as o')
@@ -73,6 +77,7 @@ export async function queuedEvents(
     .where('o.directory_id', '=', directoryId)
     .where('o.mode', '=', mode);
   if (jobId !== undefined) q = q.where('o.job_id', '=', jobId);
+  if (afterSeq !== undefined) q = q.where('o.seq', '>', afterSeq);
   const rows = await q.orderBy('o.seq').limit(limit).execute();
   return rows.map((r) => toQueued(r as QueuedRow));
 }

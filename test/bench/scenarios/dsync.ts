@@ -198,7 +198,24 @@ function webhooks(): Side {
       }
       await drain(p);
       state.warmup = rx.requests.length;
-      return requests;
+      // Consecutive requests (over all connections) go to the 8 directories in turn, and each
+      // directory's 5 users in turn: steady traffic on every directory, as a fleet of identity
+      // providers sends it, rather than the 20 connections going through the list in step (bursts
+      // of concurrent PUTs to one user of one directory).
+      const target = (n: number) => {
+        const k = n % requests.length;
+        return requests[(k % DIRECTORIES) * USERS_PER_DIRECTORY + Math.floor(k / DIRECTORIES)] as BenchRequest;
+      };
+      return [
+        {
+          method: 'PUT',
+          path: requests[0]?.path as string,
+          each: (n) => {
+            const q = target(n);
+            return { path: q.path, headers: q.headers ?? {}, body: q.body as string };
+          },
+        },
+      ];
     },
     async report(p) {
       const rx = state.rx as Receiver;

@@ -1,0 +1,58 @@
+/**
+ * The job slots of this process's graphile-worker runners: `concurrency` each, a slot taken from
+ * the `job:start` event to the `job:complete` event of a job. A job that may wait for more work
+ * before it ends (a directory's webhook sender lingering, src/dsync/events/delivery.ts) asks
+ * `free()` so that it waits only while another slot of the process is idle and can take any job
+ * that comes: its waiting then never delays another job. A runner shutting down has no free slot.
+ */
+import type { EventEmitter } from 'node:events';
+
+interface RunnerSlots {
+  concurrency: number;
+  running: number;
+  pool?: { nudge(n: number): void };
+}
+
+const runners = new Set<RunnerSlots>();
+
+export const jobSlots = {
+  /** Idle slots of this process's runners that still take jobs (0 without a runner). */
+  free(): number {
+    let n = 0;
+    for (const r of runners) n += Math.max(0, r.concurrency - r.running);
+    return n;
+  },
+  /**
+   * Wakes one idle worker to look for jobs now. An idle slot may be one whose last fetch came back
+   * empty while jobs waited (runner.ts): it looks again only on a job insert's NOTIFY or the poll
+   * interval, so a job that means to keep its slot because another is idle wakes that one first.
+   */
+  nudge(): void {
+    for (const r of runners)
+      if (r.pool && r.running < r.concurrency) {
+        try {
+          r.pool.nudge(1);
+        } catch {
+          // shutting down
+        }
+        return;
+      }
+  },
+};
+
+/**
+ * Counts a runner's slots from its `events` emitter (given to graphile-worker's `run`) until it
+ * starts shutting down; the returned function forgets them (call it when the runner stops).
+ */
+export function trackJobSlots(events: EventEmitter, concurrency: number): () => void {
+  const r: RunnerSlots = { concurrency, running: 0 };
+  runners.add(r);
+  events.on('pool:create', ({ workerPool }: { workerPool: { nudge(n: number): void } }) => {
+    r.pool = workerPool;
+  });
+  events.on('job:start', () => r.running++);
+  events.on('job:complete', () => r.running--);
+  const forget = () => runners.delete(r);
+  events.on('pool:gracefulShutdown', forget);
+  return forget;
+}
