@@ -31,9 +31,14 @@ export function registerWorker(program: Command): void {
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const tracing = await startTracing(config.tracing, { version: VERSION });
         const c = await createContainer({ config, checkDialect: true });
+        const concurrency = o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency;
+        if (!Number.isInteger(concurrency) || concurrency < 1) {
+          await c.close();
+          throw new Error(`--concurrency: expected a whole number of job slots, 1 or more (got ${o.concurrency})`);
+        }
         let queue: Awaited<ReturnType<typeof openQueuePool>>;
         try {
-          queue = await openQueuePool(c);
+          queue = await openQueuePool(c, concurrency);
         } catch (e) {
           await c.close();
           throw e;
@@ -50,7 +55,7 @@ export function registerWorker(program: Command): void {
           runner = await startWorker({
             pool: queue.pool,
             log: c.log,
-            concurrency: o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency,
+            concurrency,
             pollInterval: c.config.worker.poll_interval,
             livenessIntervalMs: c.config.worker.liveness_check_interval,
             crontabFile: c.config.worker.crontab,

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, freePort, TEST_SECRET } from '../../helpers/apps.ts';
-import { CLI } from '../../helpers/cli.ts';
+import { CLI, runCli } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { sample, scrape } from '../../helpers/prometheus.ts';
 
@@ -47,9 +47,29 @@ describe('gatehouse worker metrics', () => {
       expect(sample(r.samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
       // The signal handlers are in place once the runner has started.
       await eventually(async () => out.includes('worker started'), 45_000);
+      // graphile-worker runs on a pool of its own (its LISTEN and the liveness lock at least), not
+      // on the pool the jobs' queries share with a web side.
+      const q = new pg.Client({ connectionString: database.url });
+      await q.connect();
+      try {
+        const { rows } = await q.query<{ app: string; n: number }>(
+          `select application_name as app, count(*)::int as n from pg_stat_activity
+            where datname = current_database() and pid <> pg_backend_pid() group by 1`,
+        );
+        expect(rows.find((r) => r.app === 'gatehouse-worker')?.n).toBeGreaterThanOrEqual(2);
+      } finally {
+        await q.end();
+      }
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exit).toBe(0);
+  }, 60_000);
+
+  it('refuses a --concurrency that is not a whole number of slots, in one line', async () => {
+    const r = await runCli(['worker', '--concurrency', 'lots'], { DSN: database.url, SECRETS_SYSTEM: TEST_SECRET });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--concurrency: expected a whole number of job slots, 1 or more \(got lots\)/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 });
