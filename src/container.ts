@@ -39,8 +39,6 @@ export interface Core {
   dsn: ParsedDsn;
   db: Kysely<Database>;
   pool: pg.Pool;
-  /** The URL `pool` connects to (the embedded server's with `dsn: memory`). */
-  url: string;
   embedded: EmbeddedPostgres | undefined;
   /** The guarded outbound HTTP clients (the only way to reach the network), configured per side. */
   fetch: {
@@ -195,7 +193,6 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     dsn,
     db: handle.db,
     pool: handle.pool,
-    url,
     embedded,
     fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
     changes,

@@ -18,7 +18,6 @@
 import { createContainer } from './container.ts';
 import { loadConfig } from './core/config/load.ts';
 import { isAppError } from './core/errors.ts';
-import { openQueuePool } from './core/jobs/pooler.ts';
 import { loadTaskList, startWorker } from './core/jobs/runner.ts';
 import { createLogger } from './core/log.ts';
 import type { DirectorySyncController } from './dsync/controller.ts';
@@ -312,12 +311,10 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
   // The container's directory-sync services: one service graph per process.
   const { dsync } = container;
   let runner: Awaited<ReturnType<typeof startWorker>> | undefined;
-  let queue: Awaited<ReturnType<typeof openQueuePool>> | undefined;
   if (opts.worker ?? memory) {
     try {
-      queue = await openQueuePool(container, config.worker.concurrency);
       runner = await startWorker({
-        pool: queue.pool,
+        pool: container.pool,
         log,
         concurrency: config.worker.concurrency,
         pollInterval: config.worker.poll_interval,
@@ -327,7 +324,6 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
         crontab: '',
       });
     } catch (e) {
-      await queue?.close();
       await container.close();
       throw e;
     }
@@ -358,7 +354,6 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
       if (timer) clearInterval(timer);
       await running;
       await runner?.stop();
-      await queue?.close();
       await container.close();
     },
   };

@@ -38,7 +38,7 @@ export async function serveCommand(which: 'all' | 'public' | 'admin', flags: Glo
   const s = await serve(c, which);
   const inProcess =
     c.config.worker.in_process === 'on' || (c.config.worker.in_process === 'auto' && c.dsn.kind === 'memory');
-  const queue = which === 'all' && inProcess ? await openQueuePool(c, c.config.worker.concurrency) : undefined;
+  const queue = which === 'all' && inProcess ? await openQueuePool(c) : undefined;
   const runner = queue
     ? await startWorker({
         pool: queue.pool,

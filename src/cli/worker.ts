@@ -30,15 +30,13 @@ export function registerWorker(program: Command): void {
         if (config.dsn === 'memory')
           throw new Error('worker cannot use dsn=memory: serve all runs a worker in-process instead');
         const tracing = await startTracing(config.tracing, { version: VERSION });
-        const c = await createContainer({ config, checkDialect: true });
-        const concurrency = o.concurrency ? Number(o.concurrency) : c.config.worker.concurrency;
-        if (!Number.isInteger(concurrency) || concurrency < 1) {
-          await c.close();
+        const concurrency = o.concurrency ? Number(o.concurrency) : config.worker.concurrency;
+        if (!Number.isInteger(concurrency) || concurrency < 1)
           throw new Error(`--concurrency: expected a whole number of job slots, 1 or more (got ${o.concurrency})`);
-        }
+        const c = await createContainer({ config, checkDialect: true });
         let queue: Awaited<ReturnType<typeof openQueuePool>>;
         try {
-          queue = await openQueuePool(c, concurrency);
+          queue = await openQueuePool(c);
         } catch (e) {
           await c.close();
           throw e;

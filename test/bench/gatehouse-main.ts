@@ -17,7 +17,6 @@ const { loadConfig } = await load<typeof import('../../src/core/config/load.ts')
 const { loadTaskList, startWorker } = await load<typeof import('../../src/core/jobs/runner.ts')>('core/jobs/runner');
 const { createLogger } = await load<typeof import('../../src/core/log.ts')>('core/log');
 const { serve } = await load<typeof import('../../src/server.ts')>('server');
-const { openQueuePool } = await load<typeof import('../../src/core/jobs/pooler.ts')>('core/jobs/pooler');
 
 let queries = 0;
 /** Statement text (whitespace collapsed, first 160 characters) → times sent. */
@@ -66,10 +65,8 @@ const container = await createContainer({
   autoMigrate: true,
 });
 const s = await serve(container, 'all');
-// The worker's pool as `serve all` opens it (a pool of its own, sized for the job slots).
-const queue = await openQueuePool(container, config.worker.concurrency);
 const runner = await startWorker({
-  pool: queue.pool,
+  pool: container.pool,
   log: container.log,
   concurrency: config.worker.concurrency,
   pollInterval: config.worker.poll_interval,
@@ -90,7 +87,6 @@ process.on('message', async (m: { type?: string }) => {
     setTimeout(() => process.exit(0), 10_000).unref();
     await s.close(1000);
     await runner.stop();
-    await queue.close();
     await container.close();
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();

@@ -536,11 +536,7 @@ export const spec = {
     },
   },
   worker: {
-    concurrency: int(
-      16,
-      'Jobs run at once per worker process. Webhook senders hold a slot while their directory has traffic: keep it at least the number of directories with steady traffic (graphile-worker runs on a pool of its own, sized `concurrency` + 3).',
-      1,
-    ),
+    concurrency: int(4, 'Jobs run at once per worker process.', 1),
     poll_interval: dur('2s', 'Fallback poll interval (jobs are normally picked up at once via LISTEN/NOTIFY).'),
     in_process: oneOf(
       ['auto', 'on', 'off'],

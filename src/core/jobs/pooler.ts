@@ -28,39 +28,31 @@ export async function assertDirectConnection(
 }
 
 /**
- * The pool graphile-worker runs on, always a pool of its own, sized for the worker's job slots
- * (`concurrency` + 3: graphile-worker's LISTEN connection, the liveness lock and a job fetch
- * beside every slot's), so that a busy web side in the same process (`serve all`) never leaves the
- * worker without a connection to fetch or complete a job, nor the other way round: `queue.direct_dsn`
- * when set, else `queue.dsn` when set, else the data database itself; in every case checked not to
- * be a transaction pooler first. The jobs' own queries go through the container's pool. `url` is
- * the direct connection (the job relay's, with a separate queue database); `separate` says whether
- * the queue lives outside the data database (its tables are created then: see relay.ts).
+ * The pool graphile-worker runs on: `queue.direct_dsn` when set (a pool of its own), else
+ * `queue.dsn` when set (a pool of its own), else the container's pool; in every case checked not
+ * to be a transaction pooler first. `url` is the direct connection (the job relay's, with a
+ * separate queue database); `separate` says whether the queue lives outside the data database (its
+ * tables are created then: see relay.ts).
  */
-export async function openQueuePool(
-  c: {
-    config: { queue: { direct_dsn: string; dsn: string }; db: { pool: { max: number } } };
-    dsn: ParsedDsn;
-    url: string;
-    log: Logger;
-  },
-  concurrency: number,
-): Promise<{ pool: pg.Pool; url: string; separate: boolean; close(): Promise<void> }> {
+export async function openQueuePool(c: {
+  config: { queue: { direct_dsn: string; dsn: string }; db: { pool: { max: number } } };
+  dsn: ParsedDsn;
+  pool: pg.Pool;
+  log: Logger;
+}): Promise<{ pool: pg.Pool; url: string; separate: boolean; close(): Promise<void> }> {
   const direct = c.config.queue.direct_dsn.trim();
   const queueDsn = c.config.queue.dsn.trim();
   const separate = queueDsn !== '';
-  const max = Math.max(c.config.db.pool.max, concurrency + 3);
   if (!direct && !separate) {
-    if (c.dsn.kind !== 'memory') await assertDirectConnection(c.url, 'dsn');
-    const h = createDatabase(c.url, { max, log: c.log, applicationName: 'gatehouse-worker' });
-    return { pool: h.pool, url: c.url, separate, close: () => h.destroy() };
+    if (c.dsn.kind !== 'memory') await assertDirectConnection(c.dsn.url, 'dsn');
+    return { pool: c.pool, url: c.dsn.url, separate, close: async () => {} };
   }
   const setting = direct ? 'queue.direct_dsn' : 'queue.dsn';
   const parsed = parseDsn(direct || queueDsn);
   if (parsed.kind !== 'postgres')
     throw new DsnError(`${setting}: expected a postgres:// DSN (graphile-worker runs only on PostgreSQL)`);
   await assertDirectConnection(parsed.url, setting);
-  const h = createDatabase(parsed.url, { max, log: c.log, applicationName: 'gatehouse-worker' });
+  const h = createDatabase(parsed.url, { max: c.config.db.pool.max, log: c.log, applicationName: 'gatehouse-worker' });
   if (separate) {
     try {
       await prepareQueueDatabase(h.pool);

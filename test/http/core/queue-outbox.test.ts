@@ -242,7 +242,7 @@ describe('queue.dsn: directory-sync webhooks through the outbox', () => {
 
   it('delivers every event once, in order per directory, with the queue on its own database', async () => {
     const rx = await startReceiver();
-    const qp = await openQueuePool(s.container, s.container.config.worker.concurrency);
+    const qp = await openQueuePool(s.container);
     const runner = await startWorker({
       pool: qp.pool,
       log: s.container.log,
@@ -299,7 +299,7 @@ describe('queue.dsn: directory-sync webhooks through the outbox', () => {
 
   it('the maintenance run takes a sender job still in the outbox as live, and replaces one removed from the queue', async () => {
     const rx = await startReceiver();
-    const qp = await openQueuePool(s.container, s.container.config.worker.concurrency);
+    const qp = await openQueuePool(s.container);
     const client = new pg.Client({ connectionString: qp.url });
     await client.connect();
     const { delivery } = s.container.dsync.services;
