@@ -9,7 +9,7 @@ import { audit } from '../../core/audit/events.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
-import { withTx } from '../../core/db/tx.ts';
+import { type Executor, withTx } from '../../core/db/tx.ts';
 import { AppError, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
 import type { OAuth2Deps } from '../deps.ts';
@@ -50,6 +50,19 @@ export function createClientService(
   core: Pick<OAuth2Deps, 'db' | 'config' | 'clock' | 'fetch' | 'fetchDynamic'> & Partial<Pick<OAuth2Deps, 'changes'>>,
 ) {
   const { db, config, clock } = core;
+  /**
+   * A write of clients in this process: the cache below is dropped when it starts and again when it
+   * has committed, so that a request after the write's answer never reads the client from before
+   * it (the trigger's NOTIFY, which other processes go by, arrives after the commit, not before).
+   */
+  const writing = async <T>(fn: (trx: Executor) => Promise<T>): Promise<T> => {
+    core.changes?.bump('client');
+    try {
+      return await withTx(db, fn);
+    } finally {
+      core.changes?.bump('client');
+    }
+  };
   // Derived per call (cheap HKDF), so building the service never fails on a missing secret.
   const pageRing = () => keyRing(paginationSecrets(config), 'pagination');
   const hashers = config.oauth2.hashers;
@@ -116,7 +129,7 @@ export function createClientService(
     const reg = newRegistrationToken();
     const at = now();
     const client = toClient({ ...valid, client_id: valid.client_id || randomUUID() }, at, at);
-    await withTx(db, async (trx) => {
+    await writing(async (trx) => {
       await store.insertClient(trx, {
         client,
         secretHash,
@@ -204,7 +217,7 @@ export function createClientService(
     opts: { dynamic?: boolean; registrationSignature?: string } = {},
   ): Promise<WrittenClient> {
     const valid = await validate({ ...draft, client_id: id }, opts.dynamic ?? false);
-    return withTx(db, async (trx) => {
+    return writing(async (trx) => {
       const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();
       return write(trx, old, valid, opts.registrationSignature);
@@ -217,7 +230,7 @@ export function createClientService(
    * @throws 400 bad patch or validation error, 404 unknown client
    */
   async function patch(id: string, ops: unknown): Promise<WrittenClient> {
-    return withTx(db, async (trx) => {
+    return writing(async (trx) => {
       const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();
       const current = old.secretHash ?? '';
@@ -230,7 +243,7 @@ export function createClientService(
 
   /** Replaces the 13 lifespans (omitted ones become null). @throws 404 unknown client */
   async function setLifespans(id: string, lifespans: Lifespans): Promise<Client> {
-    return withTx(db, async (trx) => {
+    return writing(async (trx) => {
       const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();
       const client: Client = { ...old.client, ...lifespans, updated_at: now() };
@@ -242,7 +255,7 @@ export function createClientService(
 
   /** Deletes the client and every token issued to it. @throws 404 unknown client */
   async function remove(id: string): Promise<void> {
-    await withTx(db, async (trx) => {
+    await writing(async (trx) => {
       if (!(await store.deleteClientById(trx, id))) throw dbNotFound();
       await deleteTokensOfClient(trx, id);
       await audit(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });

@@ -3,7 +3,8 @@
  * processes on one database: access-token rows written together by concurrent requests (each
  * answered only once its own row is committed), and introspected access tokens kept briefly in
  * memory — dropped at once when a token is revoked, in the same process or in another (the
- * trigger's `token` notification), and never kept beyond INTROSPECTION_CACHE_TTL_MS.
+ * trigger's `token` notification), and never kept beyond INTROSPECTION_CACHE_TTL_MS; clients
+ * kept in memory, dropped at once by a change made through the same process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertAccessTokenGrouped } from '../../../src/oauth2/store/token-batch.ts';
@@ -147,5 +148,30 @@ describe('introspected access tokens kept in memory', () => {
     expect(await active(b, token)).toBe(true);
     expect((await introspect(b, token, { scope: 'write' })).body).toEqual({ active: false });
     expect((await introspect(b, token, { scope: 'read' })).body.active).toBe(true);
+  });
+});
+
+describe('clients kept in memory for the token endpoint', () => {
+  it('a client changed through this process is read anew at once, without waiting for the notification', async () => {
+    const c = await createClient(a, { grant_types: ['client_credentials'], scope: 'read write', response_types: [] });
+    expect((await tokenRequest(a, c, { grant_type: 'client_credentials', scope: 'write' })).status).toBe(200); // kept
+    const trigger = (on: boolean) =>
+      a.container.pool.query(
+        `alter table oauth2_clients ${on ? 'enable' : 'disable'} trigger oauth2_clients_notify_change`,
+      );
+    // No notification arrives for this change: only what the process did itself can drop its entry.
+    await trigger(false);
+    try {
+      const r = await fetch(`${a.adminUrl}/admin/clients/${c.client_id}`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify([{ op: 'replace', path: '/scope', value: 'read' }]),
+      });
+      expect(r.status).toBe(200);
+      const t = await tokenRequest(a, c, { grant_type: 'client_credentials', scope: 'write' });
+      expect([t.status, t.body.error]).toEqual([400, 'invalid_scope']);
+    } finally {
+      await trigger(true);
+    }
   });
 });
