@@ -73,22 +73,12 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
   const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
   const events = new EventEmitter();
   events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
-  const untrack = trackJobSlots(events, o.concurrency);
   // graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
   // LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
   // worker then idles until the next job insert's NOTIFY or `worker.poll_interval`. Named queues
   // end together often (webhook senders stepping down or handing over), so each completed job
   // wakes one idle worker a moment later, after the completing worker's own fetch.
-  events.on('job:complete', ({ worker }: { worker: { workerPool: { nudge(n: number): void } } }) => {
-    const t = setTimeout(() => {
-      try {
-        worker.workerPool.nudge(1);
-      } catch {
-        // the pool is shutting down
-      }
-    }, NUDGE_AFTER_MS);
-    t.unref();
-  });
+  const untrack = trackJobSlots(events, o.concurrency, { wakeAfterCompleteMs: NUDGE_AFTER_MS });
   let runner: Runner;
   try {
     runner = await run({

@@ -30,28 +30,42 @@ export const jobSlots = {
   nudge(): void {
     for (const r of runners)
       if (r.pool && r.running < r.concurrency) {
-        try {
-          r.pool.nudge(1);
-        } catch {
-          // shutting down
-        }
+        wake(r);
         return;
       }
   },
 };
 
+/** Asks the runner's worker pool to let one idle worker look for a job now. */
+function wake(r: RunnerSlots): void {
+  try {
+    r.pool?.nudge(1);
+  } catch {
+    // the pool is shutting down
+  }
+}
+
 /**
  * Counts a runner's slots from its `events` emitter (given to graphile-worker's `run`) until it
  * starts shutting down; the returned function forgets them (call it when the runner stops).
+ * `wakeAfterCompleteMs`: after each completed job, one idle worker is woken that much later.
  */
-export function trackJobSlots(events: EventEmitter, concurrency: number): () => void {
+export function trackJobSlots(
+  events: EventEmitter,
+  concurrency: number,
+  o: { wakeAfterCompleteMs?: number } = {},
+): () => void {
   const r: RunnerSlots = { concurrency, running: 0 };
   runners.add(r);
   events.on('pool:create', ({ workerPool }: { workerPool: { nudge(n: number): void } }) => {
     r.pool = workerPool;
   });
   events.on('job:start', () => r.running++);
-  events.on('job:complete', () => r.running--);
+  events.on('job:complete', () => {
+    r.running--;
+    if (o.wakeAfterCompleteMs === undefined) return;
+    setTimeout(() => wake(r), o.wakeAfterCompleteMs).unref();
+  });
   const forget = () => runners.delete(r);
   events.on('pool:gracefulShutdown', forget);
   return forget;
