@@ -6,49 +6,26 @@
 
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../../src/core/clock.ts';
-import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { send } from '../../helpers/fuzz.ts';
-import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
+import { eventually, type TestServer } from '../../helpers/apps.ts';
+import { basicToken, type FailedAuthPair, failedAuthPair } from '../../helpers/failed-auth.ts';
+import type { CreatedClient } from '../../helpers/oauth2.ts';
 
-const servers: TestServer[] = [];
-afterAll(async () => {
-  // The second process shares the first one's database: close it first, then the owner.
-  for (const s of servers.reverse()) await s.close();
-});
-
-const token = (s: TestServer, id: string, secret: string) =>
-  send(`${s.publicUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`,
-    },
-    body: 'grant_type=client_credentials',
-  });
 /** The stored key of a client id (auth-failures.ts: SHA-256 of kind and value). */
 const credentialKey = (id: string) => createHash('sha256').update(`credential\0${id}`).digest('base64url').slice(0, 32);
 
 describe('failed-authentication counts kept in memory, across processes', () => {
-  const clock = manualClock(new Date('2030-01-01T00:00:10Z'));
+  let pair: FailedAuthPair;
+  let clock: FailedAuthPair['clock'];
   let s: TestServer;
   let other: TestServer;
   let a: CreatedClient;
   let b: CreatedClient;
   beforeAll(async () => {
-    const overrides = {
-      'rate_limit.failed_auth.per_credential': 3,
-      'rate_limit.failed_auth.per_address': 0,
-      'rate_limit.failed_auth.window': '1m',
-    };
-    s = await startTestServer({ overrides, clock });
-    servers.push(s);
-    other = await startTestServer({ overrides, clock, database: s.database });
-    servers.push(other);
-    a = await createClient(s, { grant_types: ['client_credentials'] });
-    b = await createClient(s, { grant_types: ['client_credentials'] });
+    pair = await failedAuthPair();
+    ({ clock, s, other, a, b } = pair);
     await eventually(async () => s.container.changes.live() && other.container.changes.live());
   });
+  afterAll(() => pair?.close());
 
   const trigger = (on: boolean) =>
     s.container.pool.query(
@@ -56,7 +33,7 @@ describe('failed-authentication counts kept in memory, across processes', () => 
     );
 
   it('answers from memory while nothing was written, and reads again after a notified write', async () => {
-    expect((await token(other, a.client_id, a.client_secret ?? '')).status).toBe(200); // count 0 now kept
+    expect((await basicToken(other, a.client_id, a.client_secret ?? '')).status).toBe(200); // count 0 now kept
     await trigger(false);
     try {
       // Written behind the memory's back (no notification): still the count read before.
@@ -64,24 +41,24 @@ describe('failed-authentication counts kept in memory, across processes', () => 
         `insert into auth_failures (key, window_start, failures) values ($1, '2030-01-01T00:00:00Z', 3)`,
         [credentialKey(a.client_id)],
       );
-      expect((await token(other, a.client_id, a.client_secret ?? '')).status).toBe(200);
+      expect((await basicToken(other, a.client_id, a.client_secret ?? '')).status).toBe(200);
     } finally {
       await trigger(true);
     }
     // Any notified write to the table (here: another client's failure in the other process) makes it read again.
-    expect((await token(s, b.client_id, 'wrong-secret')).status).toBe(401);
-    await eventually(async () => (await token(other, a.client_id, a.client_secret ?? '')).status === 429, 5_000);
+    expect((await basicToken(s, b.client_id, 'wrong-secret')).status).toBe(401);
+    await eventually(async () => (await basicToken(other, a.client_id, a.client_secret ?? '')).status === 429, 5_000);
   });
 
   it('refuses at once, in the same process, after the limit is reached there', async () => {
-    expect((await token(other, b.client_id, b.client_secret ?? '')).status).toBe(200); // kept: 1 failure
-    expect((await token(other, b.client_id, 'wrong-secret')).status).toBe(401);
-    expect((await token(other, b.client_id, 'wrong-secret')).status).toBe(401);
-    expect((await token(other, b.client_id, b.client_secret ?? '')).status).toBe(429);
+    expect((await basicToken(other, b.client_id, b.client_secret ?? '')).status).toBe(200); // kept: 1 failure
+    expect((await basicToken(other, b.client_id, 'wrong-secret')).status).toBe(401);
+    expect((await basicToken(other, b.client_id, 'wrong-secret')).status).toBe(401);
+    expect((await basicToken(other, b.client_id, b.client_secret ?? '')).status).toBe(429);
     // And in the first process once notified.
-    await eventually(async () => (await token(s, b.client_id, b.client_secret ?? '')).status === 429, 5_000);
+    await eventually(async () => (await basicToken(s, b.client_id, b.client_secret ?? '')).status === 429, 5_000);
     clock.advance(60_000);
-    expect((await token(s, b.client_id, b.client_secret ?? '')).status).toBe(200);
-    expect((await token(other, b.client_id, b.client_secret ?? '')).status).toBe(200);
+    expect((await basicToken(s, b.client_id, b.client_secret ?? '')).status).toBe(200);
+    expect((await basicToken(other, b.client_id, b.client_secret ?? '')).status).toBe(200);
   });
 });

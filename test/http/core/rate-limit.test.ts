@@ -5,59 +5,42 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../../src/core/clock.ts';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, startDsyncServer } from '../../helpers/dsync.ts';
+import { basicToken, type FailedAuthPair, failedAuthPair } from '../../helpers/failed-auth.ts';
 import { expectErrorBody, send } from '../../helpers/fuzz.ts';
 import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
 
 const servers: TestServer[] = [];
 afterAll(async () => {
-  // The second process shares the first one's database: close it first, then the owner.
-  for (const s of servers.reverse()) await s.close();
+  for (const s of servers) await s.close();
 });
 
-const token = (s: TestServer, id: string, secret: string) =>
-  send(`${s.publicUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`,
-    },
-    body: 'grant_type=client_credentials',
-  });
 const rows = async (s: TestServer) =>
   Number((await sql<{ n: number }>`SELECT count(*)::int AS n FROM auth_failures`.execute(s.container.db)).rows[0]?.n);
 
 describe('failed client authentications', () => {
-  const clock = manualClock(new Date('2030-01-01T00:00:10Z'));
+  let pair: FailedAuthPair;
+  let clock: FailedAuthPair['clock'];
   let s: TestServer;
   let other: TestServer;
   let a: CreatedClient;
   let b: CreatedClient;
   beforeAll(async () => {
-    const overrides = {
-      'rate_limit.failed_auth.per_credential': 3,
-      'rate_limit.failed_auth.per_address': 0,
-      'rate_limit.failed_auth.window': '1m',
-    };
-    s = await startTestServer({ overrides, clock });
-    servers.push(s);
-    other = await startTestServer({ overrides, clock, database: s.database });
-    servers.push(other);
-    a = await createClient(s, { grant_types: ['client_credentials'] });
-    b = await createClient(s, { grant_types: ['client_credentials'] });
+    pair = await failedAuthPair();
+    ({ clock, s, other, a, b } = pair);
   });
+  afterAll(() => pair?.close());
 
   it('succeeding requests write nothing', async () => {
-    for (let i = 0; i < 5; i++) expect((await token(s, a.client_id, a.client_secret ?? '')).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await basicToken(s, a.client_id, a.client_secret ?? '')).status).toBe(200);
     expect(await rows(s)).toBe(0);
   });
 
   it('refuses a client with 429 + Retry-After after per_credential failures, in every process, until the window ends', async () => {
-    for (let i = 0; i < 3; i++) expect((await token(s, a.client_id, 'wrong-secret')).status).toBe(401);
-    const blocked = await token(s, a.client_id, a.client_secret ?? '');
+    for (let i = 0; i < 3; i++) expect((await basicToken(s, a.client_id, 'wrong-secret')).status).toBe(401);
+    const blocked = await basicToken(s, a.client_id, a.client_secret ?? '');
     expect(blocked.status).toBe(429);
     expectErrorBody(blocked, 'hydra', '429');
     expect(JSON.parse(blocked.text)).toEqual({
@@ -66,8 +49,8 @@ describe('failed client authentications', () => {
     });
     expect(blocked.headers.get('retry-after')).toBe('50'); // the window ends at 00:01:00
     // Another process on the same database refuses it too; another client is not affected.
-    expect((await token(other, a.client_id, a.client_secret ?? '')).status).toBe(429);
-    expect((await token(other, b.client_id, b.client_secret ?? '')).status).toBe(200);
+    expect((await basicToken(other, a.client_id, a.client_secret ?? '')).status).toBe(429);
+    expect((await basicToken(other, b.client_id, b.client_secret ?? '')).status).toBe(200);
     // Revocation authenticates the client too, and is refused the same way.
     const revoke = await send(`${s.publicUrl}/oauth2/revoke`, {
       method: 'POST',
@@ -80,7 +63,7 @@ describe('failed client authentications', () => {
     });
     expect(revoke.status).toBe(429);
     clock.advance(50_000);
-    expect((await token(s, a.client_id, a.client_secret ?? '')).status).toBe(200);
+    expect((await basicToken(s, a.client_id, a.client_secret ?? '')).status).toBe(200);
   });
 });
 
@@ -96,8 +79,8 @@ describe('failed authentications per source address', () => {
   });
 
   it('counts failures with ever new client ids against the address', async () => {
-    for (let i = 0; i < 4; i++) expect((await token(s, `guess-${i}`, 'x')).status).toBe(401);
-    const r = await token(s, a.client_id, a.client_secret ?? '');
+    for (let i = 0; i < 4; i++) expect((await basicToken(s, `guess-${i}`, 'x')).status).toBe(401);
+    const r = await basicToken(s, a.client_id, a.client_secret ?? '');
     expect(r.status).toBe(429);
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
     // Stored keys are digests: neither the client ids nor the address appear.
@@ -140,8 +123,8 @@ describe('switched off', () => {
     });
     servers.push(s);
     const a = await createClient(s, { grant_types: ['client_credentials'] });
-    for (let i = 0; i < 5; i++) expect((await token(s, a.client_id, 'wrong')).status).toBe(401);
-    expect((await token(s, a.client_id, a.client_secret ?? '')).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await basicToken(s, a.client_id, 'wrong')).status).toBe(401);
+    expect((await basicToken(s, a.client_id, a.client_secret ?? '')).status).toBe(200);
     expect(await rows(s)).toBe(0);
   });
 });
