@@ -10,6 +10,7 @@ import type { Runner } from 'graphile-worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFailedJobs } from '../../../src/core/jobs/admin.ts';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
+import { oktaUser } from '../../fixtures/dsync/okta.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { ARTIFACTS, announceChromium, axeViolations, haveChromium, launchChromium } from '../../helpers/browser.ts';
 import { consoleSignIn, cookieHeader, hidden, type Jar } from '../../helpers/console.ts';
@@ -50,18 +51,7 @@ async function oktaFill(d: DirectoryRecord, people: Array<[string, string, strin
     );
     expect(look.status).toBe(200);
     expect(look.body.totalResults).toBe(0);
-    const r = await scim('POST', '/Users', {
-      schemas: [USER],
-      userName: login,
-      name: { givenName: given, familyName: family },
-      emails: [{ primary: true, value: login, type: 'work' }],
-      displayName: `${given} ${family}`,
-      locale: 'en-US',
-      externalId: `00u${given.toLowerCase()}1Okta`,
-      groups: [],
-      password: 'tlpWENT2m',
-      active: true,
-    });
+    const r = await scim('POST', '/Users', oktaUser(login, given, family));
     expect(r.status).toBe(201);
     created.push(r.body.id as string);
   }
