@@ -155,6 +155,7 @@ export function buildApps(c: Container): Apps {
       ],
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
+      prepared: c.oauth2.preparedRoutes,
       routers: routers.public,
       errorFamilies: [
         ...c.oauth2.errorFamilies.public,

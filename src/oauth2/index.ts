@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
 import type { PerClientCors } from '../core/http/cors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
+import { DOCUMENT_CACHE_CONTROL, type PreparedRoute, preparedCache } from '../core/http/prepared.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
 import { authorizeHandlers } from './authorize/handlers.ts';
 import { clientHandlers } from './clients/handlers.ts';
@@ -33,7 +34,7 @@ import { createJwkService, type JwkService } from './jwk/service.ts';
 import { logoutHandlers } from './logout/handlers.ts';
 import { OAUTH2_ERROR_FAMILIES } from './oauth-errors.ts';
 import { revocationHandlers } from './revoke/handlers.ts';
-import { mountOAuth2Routes } from './routes.ts';
+import { mountOAuth2Routes, OAUTH2_ROUTES } from './routes.ts';
 import { sessionHandlers } from './sessions/handlers.ts';
 import { oauth2Tasks } from './tasks.ts';
 import { tokenHandlers } from './token/handlers.ts';
@@ -62,7 +63,15 @@ export interface OAuth2 {
   cors: PerClientCors;
   /** Error renderers and their path prefixes, registered with the apps (see core/http/errors.ts). */
   errorFamilies: ErrorFamilies;
+  /** The discovery and JWKS documents, answered before the public listener's Koa chain while prepared. */
+  preparedRoutes: PreparedRoute[];
 }
+
+/** The public GET paths of a handler in the route table (a handler may serve several, as discovery does). */
+const publicPathsOf = (handler: string) =>
+  OAUTH2_ROUTES.filter(
+    (r) => r.listener === 'public' && r.method === 'get' && (r.handler ?? r.operationId) === handler,
+  ).map((r) => r.path);
 
 export function createOAuth2(core: OAuth2Deps): OAuth2 {
   const publicRouter = new Router();
@@ -84,6 +93,10 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
   });
   const jwks = createJwkService({ db: core.db, sealer, clock, provider: keys });
   const discovery = createDiscoveryService(config, keys);
+  // Both documents depend on the keys (discovery on the ID-token signing algorithm) and on the
+  // configuration, which is fixed per process: they are rebuilt when a key of any process changes.
+  const publicJwks = preparedCache(core.changes, 'jwk', () => keys.getPublicJwks());
+  const discoveryDocument = preparedCache(core.changes, 'jwk', () => discovery.getConfiguration());
 
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
@@ -100,8 +113,8 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
   mountOAuth2Routes(
     { public: publicRouter, admin: adminRouter },
     {
-      ...jwkHandlers({ service: jwks, provider: keys, issuer: config.urls.self.issuer, changes: core.changes }),
-      ...discoveryHandlers(discovery, core.changes),
+      ...jwkHandlers({ service: jwks, issuer: config.urls.self.issuer, publicJwks }),
+      ...discoveryHandlers(discoveryDocument),
       ...clientHandlers(clients),
       createOidcDynamicClient: [gate, dcr.createOidcDynamicClient],
       getOidcDynamicClient: [gate, dcr.getOidcDynamicClient],
@@ -135,5 +148,9 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     janitor,
     cors,
     errorFamilies: OAUTH2_ERROR_FAMILIES,
+    preparedRoutes: [
+      ...publicPathsOf('discoverJsonWebKeys').map((path) => ({ path, document: publicJwks })),
+      ...publicPathsOf('discoverOidcConfiguration').map((path) => ({ path, document: discoveryDocument })),
+    ].map((r) => ({ ...r, cacheControl: DOCUMENT_CACHE_CONTROL })),
   };
 }

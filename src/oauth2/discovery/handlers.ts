@@ -4,12 +4,10 @@
  * on the ID-token signing key, so it is rebuilt only when the JSON Web Keys change.
  */
 import type { Context } from 'koa';
-import type { ChangeFeed } from '../../core/db/changes.ts';
-import { DOCUMENT_CACHE_CONTROL, preparedCache, sendPrepared } from '../../core/http/prepared.ts';
-import type { DiscoveryService } from './service.ts';
+import { DOCUMENT_CACHE_CONTROL, type PreparedSource, sendPrepared } from '../../core/http/prepared.ts';
 
-export function discoveryHandlers(service: DiscoveryService, changes?: ChangeFeed) {
-  const document = preparedCache(changes, 'jwk', () => service.getConfiguration());
+/** `document`: the discovery document, prepared until a key of any process changes (see oauth2/index.ts). */
+export function discoveryHandlers(document: PreparedSource) {
   async function discoverOidcConfiguration(ctx: Context) {
     sendPrepared(ctx, await document(), DOCUMENT_CACHE_CONTROL);
   }

@@ -3,27 +3,23 @@
  * `/.well-known/jwks.json` on the public listener (discoverJsonWebKeys).
  */
 import type { Context } from 'koa';
-import type { ChangeFeed } from '../../core/db/changes.ts';
-import { DOCUMENT_CACHE_CONTROL, preparedCache, sendPrepared } from '../../core/http/prepared.ts';
-import type { KeyProvider } from './provider.ts';
+import { DOCUMENT_CACHE_CONTROL, type PreparedSource, sendPrepared } from '../../core/http/prepared.ts';
 import { createJsonWebKeySetBody, jsonWebKeyBody, jsonWebKeySetBody, parseBody } from './schemas.ts';
 import type { JwkService } from './service.ts';
 
 export interface JwkRouteDeps {
   service: JwkService;
-  provider: KeyProvider;
   /** `urls.self.issuer`: Hydra builds the Location of a created set from it (`<issuer>/keys/<set>`). */
   issuer: string;
-  /** Key changes of every process: `/.well-known/jwks.json` is served prepared until one comes. */
-  changes?: ChangeFeed | undefined;
+  /** `/.well-known/jwks.json`, prepared until a key of any process changes (see oauth2/index.ts). */
+  publicJwks: PreparedSource;
 }
 
 const param = (ctx: Context, name: string): string => String((ctx.params as Record<string, string>)[name] ?? '');
 
 export function jwkHandlers(d: JwkRouteDeps) {
-  const publicJwks = preparedCache(d.changes, 'jwk', () => d.provider.getPublicJwks());
   async function discoverJsonWebKeys(ctx: Context) {
-    sendPrepared(ctx, await publicJwks(), DOCUMENT_CACHE_CONTROL);
+    sendPrepared(ctx, await d.publicJwks(), DOCUMENT_CACHE_CONTROL);
   }
 
   async function createJsonWebKeySet(ctx: Context) {
