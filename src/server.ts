@@ -228,21 +228,20 @@ export async function serve(
       return results;
     },
   };
-  if (which !== 'admin')
-    out.public = await listen(
-      apps.public,
-      ports?.public ?? c.config.serve.public.port,
-      ports?.host ?? c.config.serve.public.host,
-      material.public,
-      { maxHeaderSize: c.config.serve.limits.headers },
-    );
-  if (which !== 'public')
-    out.admin = await listen(
-      apps.admin,
-      ports?.admin ?? c.config.serve.admin.port,
-      ports?.host ?? c.config.serve.admin.host,
-      material.admin,
-      { maxHeaderSize: c.config.serve.limits.headers },
-    );
+  try {
+    for (const name of which === 'all' ? (['public', 'admin'] as const) : [which]) {
+      out[name] = await listen(
+        apps[name],
+        ports?.[name] ?? c.config.serve[name].port,
+        ports?.host ?? c.config.serve[name].host,
+        material[name],
+        { maxHeaderSize: c.config.serve.limits.headers },
+      );
+    }
+  } catch (e) {
+    // The admin port taken (EADDRINUSE): the public listener opened first does not stay behind.
+    await out.close(0);
+    throw e;
+  }
   return out;
 }

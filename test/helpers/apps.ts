@@ -8,7 +8,7 @@ import type { Runner, TaskList } from 'graphile-worker';
 import { type Container, createContainer } from '../../src/container.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import { loadConfig } from '../../src/core/config/load.ts';
-import { loadTaskList, startWorker } from '../../src/core/jobs/runner.ts';
+import { loadTaskList, startWorker, type WorkerLane } from '../../src/core/jobs/runner.ts';
 import { createLogger, type Logger } from '../../src/core/log.ts';
 import type { Resolver, SafeFetchOptions } from '../../src/core/safe-fetch.ts';
 import { type Serving, serve } from '../../src/server.ts';
@@ -55,6 +55,8 @@ export interface TestServer {
     taskList?: TaskList;
     crontab?: string;
     concurrency?: number;
+    /** Tasks in job slots of their own (as `gatehouse worker` runs the webhook senders); none by default. */
+    lanes?: WorkerLane[];
     livenessIntervalMs?: number;
   }): Promise<Runner>;
   close(): Promise<void>;
@@ -74,34 +76,53 @@ export interface TestServerOptions {
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const database = opts.database ?? (await createTestDatabase());
-  const [pub, adm] = [await freePort(), await freePort()];
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      dsn: database.url,
-      dev: true,
-      'secrets.system': [TEST_SECRET],
-      'serve.public.port': pub,
-      'serve.admin.port': adm,
-      'serve.public.host': '127.0.0.1',
-      'serve.admin.host': '127.0.0.1',
-      'urls.self.issuer': `http://127.0.0.1:${pub}/`,
-      'urls.self.admin': `http://127.0.0.1:${adm}/`,
-      'log.level': 'warn',
-      'worker.poll_interval': '100ms',
-      ...opts.overrides,
-    },
-  });
-  const container = await createContainer({
-    config,
-    log: opts.log ?? createLogger({ level: 'silent' }),
-    databaseUrl: database.url,
-    autoMigrate: false,
-    ...(opts.clock ? { clock: opts.clock } : {}),
-    ...(opts.resolver ? { resolver: opts.resolver } : {}),
-    ...(opts.fetchOptions ? { fetchOptions: opts.fetchOptions } : {}),
-  });
-  const serving = await serve(container, 'all');
+  // freePort() only finds a port that was free a moment ago: another test file may take it before
+  // the listener opens. The ports are in the configuration (the issuer URL), so a taken one means
+  // a fresh configuration and container.
+  const start = async () => {
+    const [pub, adm] = [await freePort(), await freePort()];
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        dsn: database.url,
+        dev: true,
+        'secrets.system': [TEST_SECRET],
+        'serve.public.port': pub,
+        'serve.admin.port': adm,
+        'serve.public.host': '127.0.0.1',
+        'serve.admin.host': '127.0.0.1',
+        'urls.self.issuer': `http://127.0.0.1:${pub}/`,
+        'urls.self.admin': `http://127.0.0.1:${adm}/`,
+        'log.level': 'warn',
+        'worker.poll_interval': '100ms',
+        ...opts.overrides,
+      },
+    });
+    const container = await createContainer({
+      config,
+      log: opts.log ?? createLogger({ level: 'silent' }),
+      databaseUrl: database.url,
+      autoMigrate: false,
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.resolver ? { resolver: opts.resolver } : {}),
+      ...(opts.fetchOptions ? { fetchOptions: opts.fetchOptions } : {}),
+    });
+    try {
+      return { pub, adm, container, serving: await serve(container, 'all') };
+    } catch (e) {
+      await container.close();
+      throw e;
+    }
+  };
+  let started: Awaited<ReturnType<typeof start>> | undefined;
+  for (let attempt = 1; !started; attempt++) {
+    try {
+      started = await start();
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw e;
+    }
+  }
+  const { pub, adm, container, serving } = started;
   const runners: Runner[] = [];
   return {
     publicUrl: `http://127.0.0.1:${pub}`,
@@ -114,6 +135,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         pool: container.pool,
         log: container.log,
         concurrency: w.concurrency ?? 2,
+        ...(w.lanes ? { lanes: w.lanes } : {}),
         pollInterval: 100,
         taskList: w.taskList ?? (await loadTaskList(container)),
         livenessIntervalMs: w.livenessIntervalMs ?? 1000,

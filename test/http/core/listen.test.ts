@@ -2,6 +2,8 @@ import Router from '@koa/router';
 import { describe, expect, it } from 'vitest';
 import { createApp, listen } from '../../../src/core/http/apps.ts';
 import { silentLogger } from '../../../src/core/log.ts';
+import { serve } from '../../../src/server.ts';
+import { freePort, startTestServer } from '../../helpers/apps.ts';
 
 describe('graceful close of a listener', () => {
   it('stops accepting new connections but lets an in-flight request finish', async () => {
@@ -22,5 +24,27 @@ describe('graceful close of a listener', () => {
     expect(await res.json()).toEqual({ done: true });
     await closed;
     await expect(fetch(`${l.url}/slow`)).rejects.toThrow();
+  });
+});
+
+describe('serve with a port taken', () => {
+  it('fails with EADDRINUSE and leaves no listener of its own behind', async () => {
+    const s = await startTestServer();
+    try {
+      const taken = Number(new URL(s.adminUrl).port);
+      const publicPort = await freePort();
+      await expect(
+        serve(s.container, 'all', { public: publicPort, admin: taken, host: '127.0.0.1' }),
+      ).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      // The public listener opened before the failure was closed: its port is free again.
+      const again = await listen(
+        createApp({ kind: 'public', log: silentLogger(), routers: [] }),
+        publicPort,
+        '127.0.0.1',
+      );
+      await again.close(0);
+    } finally {
+      await s.close();
+    }
   });
 });
