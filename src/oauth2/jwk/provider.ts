@@ -71,6 +71,16 @@ const satisfies = (keys: Jwk[], need: Need) => (need === 'any' ? keys.length > 0
 export function createKeyProvider(d: KeyProviderDeps): KeyProvider {
   const flights = new Map<string, Promise<Jwk[]>>();
   const imported = new WeakMap<Jwk, Promise<SigningCryptoKey>>();
+  /** The public view of each kept key, made once (the token endpoint asks for the signing key per token). */
+  const publics = new WeakMap<Jwk, Jwk>();
+  const publicOf = (jwk: Jwk): Jwk => {
+    let p = publics.get(jwk);
+    if (!p) {
+      p = toPublicJwk(jwk) as Jwk;
+      publics.set(jwk, p);
+    }
+    return p;
+  };
 
   const known = new Map<string, { version: number; keys: Jwk[] }>();
 
@@ -144,7 +154,7 @@ export function createKeyProvider(d: KeyProviderDeps): KeyProvider {
       const alg = jwk && signingAlgOf(jwk);
       if (!jwk || !alg)
         throw new AppError({ status: 500, code: HERODOT.internal, description: `No signing key in ${set}.` });
-      return { kid: jwk.kid ?? '', alg, key: await importKey(jwk, alg), publicJwk: toPublicJwk(jwk) as Jwk };
+      return { kid: jwk.kid ?? '', alg, key: await importKey(jwk, alg), publicJwk: publicOf(jwk) };
     },
 
     async getVerificationKeys(set) {
