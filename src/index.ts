@@ -23,6 +23,7 @@ import { createLogger } from './core/log.ts';
 import type { DirectorySyncController } from './dsync/controller.ts';
 import type { SetupLink, SetupLinksService } from './dsync/setup-links.ts';
 import type { EventCallback } from './dsync/types.ts';
+import { workerLanes } from './task-registry.ts';
 
 async function jackson<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -317,6 +318,7 @@ export async function controllers(opts: ControllerOptions): Promise<Controllers>
         pool: container.pool,
         log,
         concurrency: config.worker.concurrency,
+        lanes: workerLanes(config),
         pollInterval: config.worker.poll_interval,
         livenessIntervalMs: config.worker.liveness_check_interval,
         taskList: await loadTaskList(container),

@@ -4,6 +4,9 @@
  * checks both ways); `Container.jobs` submits jobs typed by it.
  */
 import { coreTasks } from './core/audit/tasks.ts';
+import type { Config } from './core/config/load.ts';
+import type { WorkerLane } from './core/jobs/runner.ts';
+import { DELIVER_TASK } from './dsync/events/service.ts';
 import { dsyncTasks } from './dsync/tasks.ts';
 import { oauth2Tasks } from './oauth2/tasks.ts';
 
@@ -19,3 +22,8 @@ function combine<A extends object, B extends object, C extends object>(a: A, b: 
 
 export const taskRegistry = combine(coreTasks, oauth2Tasks, dsyncTasks);
 export type Tasks = typeof taskRegistry;
+
+/** The tasks a worker runs in job slots of their own (see WorkerLane): the webhook senders. */
+export function workerLanes(config: Config): WorkerLane[] {
+  return [{ name: 'webhook', tasks: [DELIVER_TASK], concurrency: config.dsync.webhook.concurrency }];
+}

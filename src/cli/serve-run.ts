@@ -6,6 +6,7 @@ import { startQueueRelay } from '../core/jobs/relay.ts';
 import { loadTaskList, startWorker } from '../core/jobs/runner.ts';
 import { startTracing } from '../core/observability/tracing.ts';
 import { serve } from '../server.ts';
+import { workerLanes } from '../task-registry.ts';
 import { VERSION } from '../version.ts';
 import { type GlobalFlags, onShutdown } from './common.ts';
 import { configFrom } from './config.ts';
@@ -44,6 +45,7 @@ export async function serveCommand(which: 'all' | 'public' | 'admin', flags: Glo
         pool: queue.pool,
         log: c.log,
         concurrency: c.config.worker.concurrency,
+        lanes: workerLanes(c.config),
         pollInterval: c.config.worker.poll_interval,
         livenessIntervalMs: c.config.worker.liveness_check_interval,
         crontabFile: c.config.worker.crontab,

@@ -6,7 +6,10 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description('Run the graphile-worker job runner over tasks/ and crontab')
-    .option('-j, --concurrency <n>', 'jobs run at once (default worker.concurrency)')
+    .option(
+      '-j, --concurrency <n>',
+      'jobs run at once (default worker.concurrency), besides the webhook senders (dsync.webhook.concurrency)',
+    )
     .action((o: { concurrency?: string }) =>
       run(async () => {
         const [
@@ -17,6 +20,7 @@ export function registerWorker(program: Command): void {
           { startQueueRelay },
           { metricsServer },
           { startTracing },
+          { workerLanes },
         ] = await Promise.all([
           import('./config.ts'),
           import('../container.ts'),
@@ -25,6 +29,7 @@ export function registerWorker(program: Command): void {
           import('../core/jobs/relay.ts'),
           import('../core/observability/metrics.ts'),
           import('../core/observability/tracing.ts'),
+          import('../task-registry.ts'),
         ]);
         const config = configFrom(program.opts<GlobalFlags>());
         if (config.dsn === 'memory')
@@ -54,6 +59,7 @@ export function registerWorker(program: Command): void {
             pool: queue.pool,
             log: c.log,
             concurrency,
+            lanes: workerLanes(c.config),
             pollInterval: c.config.worker.poll_interval,
             livenessIntervalMs: c.config.worker.liveness_check_interval,
             crontabFile: c.config.worker.crontab,

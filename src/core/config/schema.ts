@@ -653,6 +653,11 @@ export const spec = {
     ),
     webhook: {
       max_attempts: int(10, 'Delivery attempts per webhook job before it is left in the failed state.', 1),
+      concurrency: int(
+        16,
+        'Real-time webhook senders (one per directory while it has events on their way) run at once per worker process, in job slots of their own beside `worker.concurrency`; a sender takes a pooled connection only per statement. Give the fleet at least as many as directories with steady traffic. 0: senders run in the `worker.concurrency` slots.',
+        0,
+      ),
       timeout: dur('20s', 'Timeout of one webhook request.'),
       linger: dur(
         '250ms',

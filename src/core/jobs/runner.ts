@@ -49,10 +49,28 @@ export async function loadTaskList<C>(ctx: C, dir = TASKS_DIR): Promise<TaskList
   return list;
 }
 
+/**
+ * Tasks whose jobs run in job slots of their own: a second graphile-worker runner in the same
+ * process, on the same pool, fetching only these tasks. Jobs that mostly wait on the network (a
+ * webhook sender holds its slot while its directory has traffic) then neither wait behind the
+ * other jobs nor keep them waiting, and their slots cost no connections of their own: a job takes
+ * a pooled connection only for each of its statements.
+ */
+export interface WorkerLane {
+  /** For logs and metrics. */
+  name: string;
+  tasks: readonly string[];
+  /** The lane's job slots; 0 runs its tasks in the worker's `concurrency` slots. */
+  concurrency: number;
+}
+
 export interface WorkerOptions {
   pool: pg.Pool;
   log: Logger;
+  /** Job slots for every task not in a lane. */
   concurrency: number;
+  /** Tasks run in slots of their own (see WorkerLane). */
+  lanes?: readonly WorkerLane[];
   pollInterval: number;
   taskList: TaskList;
   /** Path of the crontab file (default: the shipped `crontab`); `crontab` gives its text instead. */
@@ -63,57 +81,103 @@ export interface WorkerOptions {
 }
 
 /**
- * Starts a graphile-worker runner. Its pool registers itself as live (liveness.ts), and the jobs
- * of dead workers are released at start and then every `livenessIntervalMs`.
+ * Starts a graphile-worker runner, and one more per lane (see WorkerLane) that has slots and tasks
+ * in `taskList`. Their pools register themselves as live (liveness.ts), and the jobs of dead
+ * workers are released at start and then every `livenessIntervalMs`. The crontab runs on the
+ * first runner only. The runner returned stops the lanes' runners with its own.
  */
 export async function startWorker(o: WorkerOptions): Promise<Runner> {
   // graphile-worker treats a missing crontab file as an empty one; a configured path must exist.
   if (o.crontabFile && !existsSync(resolve(o.crontabFile)))
     throw new Error(`worker.crontab: the crontab file ${o.crontabFile} does not exist`);
+  const main: TaskList = { ...o.taskList };
+  const lanes: { lane: WorkerLane; tasks: TaskList }[] = [];
+  for (const lane of o.lanes ?? []) {
+    const tasks: TaskList = {};
+    for (const t of lane.tasks) {
+      const task = main[t];
+      if (!task) continue;
+      tasks[t] = task;
+      delete main[t];
+    }
+    if (lane.concurrency > 0 && Object.keys(tasks).length) lanes.push({ lane, tasks });
+    else Object.assign(main, tasks);
+  }
   const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
-  const events = new EventEmitter();
-  events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
-  // graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
-  // LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
-  // worker then idles until the next job insert's NOTIFY or `worker.poll_interval`. Named queues
-  // end together often (webhook senders stepping down or handing over), so each completed job
-  // wakes one idle worker a moment later, after the completing worker's own fetch.
-  const untrack = trackJobSlots(events, o.concurrency, { wakeAfterCompleteMs: NUDGE_AFTER_MS });
-  let runner: Runner;
-  try {
-    runner = await run({
-      // Job-locking connections wait for this process's pool registration (see liveness.ts).
-      pgPool: gatedPool(o.pool, liveness.registered),
-      concurrency: o.concurrency,
+  // Job-locking connections wait for this process's pool registration (see liveness.ts).
+  const pgPool = gatedPool(o.pool, liveness.registered);
+  const untracks: Array<() => void> = [];
+  const runners: Runner[] = [];
+  /** One graphile-worker runner; `crontab` given or the configured file. */
+  const start = (taskList: TaskList, concurrency: number, crontab: { crontab: string } | { crontabFile: string }) => {
+    const events = new EventEmitter();
+    events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
+    // graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
+    // LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
+    // worker then idles until the next job insert's NOTIFY or `worker.poll_interval`. Named queues
+    // end together often (webhook senders stepping down or handing over), so each completed job
+    // wakes one idle worker a moment later, after the completing worker's own fetch.
+    untracks.push(trackJobSlots(events, concurrency, Object.keys(taskList), { wakeAfterCompleteMs: NUDGE_AFTER_MS }));
+    return run({
+      pgPool,
+      concurrency,
       pollInterval: o.pollInterval,
-      taskList: o.taskList,
-      ...(o.crontab !== undefined
-        ? { crontab: o.crontab }
-        : { crontabFile: o.crontabFile ? resolve(o.crontabFile) : CRONTAB_FILE }),
+      taskList,
+      ...crontab,
       noHandleSignals: true,
       logger: graphileLogger(o.log),
       events: events as never,
     });
+  };
+  const untrack = () => {
+    for (const u of untracks.splice(0)) u();
+  };
+  try {
+    runners.push(
+      await start(
+        main,
+        o.concurrency,
+        o.crontab !== undefined
+          ? { crontab: o.crontab }
+          : { crontabFile: o.crontabFile ? resolve(o.crontabFile) : CRONTAB_FILE },
+      ),
+    );
+    for (const l of lanes) runners.push(await start(l.tasks, l.lane.concurrency, { crontab: '' }));
   } catch (e) {
+    await Promise.allSettled(runners.map((r) => r.stop()));
     untrack();
     await liveness.stop();
     throw e;
   }
   await liveness.ready();
   await liveness.sweep().catch((e) => o.log.warn({ err: e }, 'worker liveness check failed'));
-  const stop = runner.stop.bind(runner);
-  runner.stop = async (reason?: string) => {
-    try {
-      await stop(reason);
-    } finally {
-      untrack();
-      await liveness.stop();
-    }
+  const runner = runners[0] as Runner;
+  const stops = runners.map((r) => r.stop.bind(r));
+  let stopping: Promise<void> | undefined;
+  runner.stop = (reason?: string) => {
+    stopping ??= (async () => {
+      try {
+        const results = await Promise.allSettled(stops.map((stop) => stop(reason)));
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+      } finally {
+        untrack();
+        await liveness.stop();
+      }
+    })();
+    return stopping;
   };
   const ended = () => {
     untrack();
     return liveness.stop();
   };
+  // A lane's runner that fails on its own takes the others down with it: a worker without one of
+  // its lanes would leave those jobs waiting while it looks healthy.
+  for (const r of runners.slice(1))
+    r.promise.catch((e: unknown) => {
+      o.log.error({ err: e }, 'a worker lane failed; stopping the worker');
+      runner.stop().catch(() => {});
+    });
   runner.promise.then(ended, ended);
   return runner;
 }
