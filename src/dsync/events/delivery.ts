@@ -104,6 +104,12 @@ const TURN_MS = 500;
 const PAGE = 200;
 /** How often a lingering sender looks for new events of its directory. */
 const LINGER_POLL_MS = 10;
+/**
+ * After a read that found less than a page, the next read waits until this long after it: under
+ * steady traffic a sender that kept up would otherwise read once per event (a query and a wake-up
+ * each), and that work slows the writes it waits for, so it keeps up with fewer events per read.
+ */
+const MIN_READ_GAP_MS = 5;
 
 /** Waits `ms`, or less when `signal` aborts. */
 const pause = (ms: number, signal?: AbortSignal) =>
@@ -189,9 +195,17 @@ export function createDeliveryService(o: DeliveryOptions) {
       delivered += done.length;
       done = [];
     };
+    /** When the last read that found less than a page started (performance.now()). */
+    let shortReadAt: number | undefined;
     try {
       for (;;) {
+        if (shortReadAt !== undefined) {
+          const wait = shortReadAt + MIN_READ_GAP_MS - performance.now();
+          if (wait > 0) await pause(wait, worker?.signal);
+        }
+        const readAt = performance.now();
         const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
+        shortReadAt = rows.length < PAGE ? readAt : undefined;
         if (!rows.length) {
           if (idleSince === undefined) {
             idleSince = performance.now();
