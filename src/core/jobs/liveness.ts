@@ -169,6 +169,21 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
 /** How long a connection for graphile-worker is retried while PostgreSQL cannot be reached. */
 const CONNECT_RETRY_MS = 60_000;
 
+/** The pool as graphile-worker sees it (see gatedPool). */
+export interface GatedPool extends pg.Pool {
+  /**
+   * Resolves when every client graphile-worker took for a statement is back, or after `timeoutMs`.
+   * graphile-worker sends a job's completion (or failure) without waiting for it, and its runner's
+   * `stop()` resolves before that statement ends: a worker that closes its pool then would cut it,
+   * and the job would stay locked by a pool that no longer runs it.
+   */
+  settled(timeoutMs: number): Promise<void>;
+}
+
+/** A statement that opens or ends an explicit transaction (graphile-worker's migrations). */
+const BEGIN = /^\s*(begin|start\s+transaction)\b/i;
+const END = /^\s*(commit|rollback|end|abort)\b/i;
+
 /**
  * The pool as graphile-worker sees it: `connect()` (both its promise and its callback forms) first
  * waits for `gate`. graphile-worker takes every job-locking and LISTEN connection through
@@ -176,11 +191,16 @@ const CONNECT_RETRY_MS = 60_000;
  *
  * While PostgreSQL cannot be reached (`isDatabaseUnavailable`), or the gate fails because the
  * registration it waits for could not reach it, `connect()` waits and tries again (backoff up to
- * 5 s, for at most a minute) instead of failing: graphile-worker retries only a few SQLSTATEs and
- * treats a failed connection while it releases a job as fatal for the worker (an unhandled
- * rejection), so a short outage would otherwise stop the worker for good.
+ * 5 s, for at most a minute) instead of failing. A statement outside a transaction whose
+ * connection is lost under it is sent again on a new connection, for the same minute: graphile-
+ * worker retries only a few SQLSTATEs, and the statements it runs without waiting for them (a
+ * job's completion or failure) would otherwise end in an unhandled rejection and leave the job
+ * locked by a live pool, which no sweep releases. Its statements are safe to send twice: marking a
+ * job complete or failed matches only a job still locked by this pool, and a job fetch that locked
+ * a job before its connection broke leaves what any lost fetch leaves. The callback form (its
+ * LISTEN connection, which it watches and replaces itself) gets the client as it is.
  */
-export function gatedPool(pool: pg.Pool, gate: () => Promise<void>): pg.Pool {
+export function gatedPool(pool: pg.Pool, gate: () => Promise<void>): GatedPool {
   const connect = async (target: pg.Pool): Promise<pg.PoolClient> => {
     const started = Date.now();
     for (let delay = 100; ; delay = Math.min(delay * 2, 5_000)) {
@@ -194,8 +214,78 @@ export function gatedPool(pool: pg.Pool, gate: () => Promise<void>): pg.Pool {
       }
     }
   };
+  let out = 0;
+  const waiting = new Set<() => void>();
+  const back = () => {
+    if (--out > 0) return;
+    for (const w of waiting) w();
+    waiting.clear();
+  };
+  const settled = (timeoutMs: number) =>
+    out === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(t);
+            waiting.delete(done);
+            resolve();
+          };
+          const t = setTimeout(done, timeoutMs);
+          t.unref();
+          waiting.add(done);
+        });
+  /** A client from the promise form of `connect()`; counted until released. */
+  const statementClient = async (target: pg.Pool): Promise<pg.PoolClient> => {
+    out++;
+    let first: pg.PoolClient;
+    try {
+      first = await connect(target);
+    } catch (e) {
+      back();
+      throw e;
+    }
+    let current: pg.PoolClient | undefined = first;
+    let inTransaction = false;
+    let released = false;
+    const query = async (...args: unknown[]) => {
+      const q = args[0] as string | { text?: string } | undefined;
+      const text = typeof q === 'string' ? q : (q?.text ?? '');
+      const started = Date.now();
+      for (;;) {
+        if (!current) current = await connect(target);
+        try {
+          const result = await (current.query as (...a: unknown[]) => Promise<unknown>)(...args);
+          if (BEGIN.test(text)) inTransaction = true;
+          else if (END.test(text)) inTransaction = false;
+          return result;
+        } catch (e) {
+          if (inTransaction || !isDatabaseUnavailable(e) || Date.now() - started > CONNECT_RETRY_MS) throw e;
+          const broken = current;
+          current = undefined;
+          broken.release(e as Error); // a released client with an error is closed, not pooled
+        }
+      }
+    };
+    const release = (err?: Error | boolean) => {
+      if (released) return;
+      released = true;
+      current?.release(err);
+      current = undefined;
+      back();
+    };
+    return new Proxy(first, {
+      get(_target, prop) {
+        if (prop === 'query') return query;
+        if (prop === 'release') return release;
+        const c = current ?? first;
+        const v = Reflect.get(c, prop, c);
+        return typeof v === 'function' ? v.bind(c) : v;
+      },
+    });
+  };
   return new Proxy(pool, {
     get(target, prop) {
+      if (prop === 'settled') return settled;
       if (prop === 'connect') {
         return (cb?: (err: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
           if (typeof cb === 'function') {
@@ -205,11 +295,11 @@ export function gatedPool(pool: pg.Pool, gate: () => Promise<void>): pg.Pool {
             );
             return undefined;
           }
-          return connect(target);
+          return statementClient(target);
         };
       }
       const v = Reflect.get(target, prop, target);
       return typeof v === 'function' ? v.bind(target) : v;
     },
-  });
+  }) as GatedPool;
 }

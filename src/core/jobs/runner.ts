@@ -17,6 +17,9 @@ import type { BoundTask } from './task.ts';
 /** How long after a job completes an idle worker is woken to look for jobs (see startWorker). */
 const NUDGE_AFTER_MS = 5;
 
+/** How long a stopping worker waits for its last jobs' completions to be written. */
+const SETTLE_MS = 10_000;
+
 export const TASKS_DIR = resolve(import.meta.dirname, '../../../tasks');
 export const CRONTAB_FILE = resolve(import.meta.dirname, '../../../crontab');
 
@@ -158,6 +161,8 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
     stopping ??= (async () => {
       try {
         const results = await Promise.allSettled(stops.map((stop) => stop(reason)));
+        // The last jobs' completions, which graphile-worker does not wait for (see GatedPool).
+        await pgPool.settled(SETTLE_MS);
         const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
       } finally {

@@ -1,0 +1,178 @@
+/**
+ * The statements graphile-worker runs through the worker's pool (src/core/jobs/liveness.ts,
+ * gatedPool): one whose connection is lost under it is sent again on a new connection (never inside
+ * a transaction), and a stopping worker waits for the completion of its last job, which
+ * graphile-worker sends without waiting for it.
+ */
+import { quickAddJob, type Runner } from 'graphile-worker';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gatedPool } from '../../../src/core/jobs/liveness.ts';
+import { startWorker } from '../../../src/core/jobs/runner.ts';
+import { createLogger } from '../../../src/core/log.ts';
+import { LogCapture } from '../../helpers/apps.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
+
+let db: TestDatabase;
+let pool: pg.Pool;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  pool = new pg.Pool({ connectionString: db.url, max: 8 });
+  pool.on('error', () => {});
+  admin = new pg.Client({ connectionString: db.url });
+  admin.on('error', () => {});
+  await admin.connect();
+});
+afterAll(async () => {
+  await admin?.end();
+  await pool?.end();
+  await db?.drop();
+});
+
+const open = () => Promise.resolve();
+
+/** Terminates the backend running `select pg_sleep(…)` with `marker` in its text, once it runs. */
+async function terminateWhenRunning(marker: string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await admin.query<{ pid: number }>(
+      `select pid from pg_stat_activity where query like $1 and pid <> pg_backend_pid()`,
+      [`%${marker}%`],
+    );
+    const pid = rows[0]?.pid;
+    if (pid) {
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+      return pid;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the statement never ran');
+}
+
+describe('a statement whose connection is lost', () => {
+  it('is sent again on a new connection outside a transaction', async () => {
+    const gated = gatedPool(pool, open);
+    const client = await gated.connect();
+    try {
+      const sleeping = client.query<{ pid: number }>(
+        `select pg_backend_pid() as pid from (select pg_sleep(0.3), 'retry-marker-1') s`,
+      );
+      const killed = await terminateWhenRunning('retry-marker-1');
+      const { rows } = await sleeping;
+      expect(rows[0]?.pid).toBeTypeOf('number');
+      expect(rows[0]?.pid).not.toBe(killed);
+    } finally {
+      client.release();
+    }
+    await gated.settled(1000);
+  });
+
+  it('fails inside a transaction (the transaction is gone with its connection)', async () => {
+    const gated = gatedPool(pool, open);
+    const client = await gated.connect();
+    try {
+      await client.query('begin');
+      const sleeping = client.query(`select pg_sleep(0.3), 'retry-marker-2'`);
+      const caught = sleeping.catch((e: unknown) => e);
+      await terminateWhenRunning('retry-marker-2');
+      expect(String(await caught)).toMatch(/terminat/i);
+    } finally {
+      client.release(true);
+    }
+  });
+
+  it('fails at once on an error from the server', async () => {
+    const gated = gatedPool(pool, open);
+    const client = await gated.connect();
+    try {
+      await expect(client.query('select * from no_such_table')).rejects.toMatchObject({ code: '42P01' });
+    } finally {
+      client.release();
+    }
+  });
+});
+
+describe('settled()', () => {
+  it('waits for every client taken for a statement, and no longer than its timeout', async () => {
+    const gated = gatedPool(pool, open);
+    await gated.settled(1000); // nothing out: at once
+    const client = await gated.connect();
+    let settled = false;
+    const waiting = gated.settled(5000).then(() => {
+      settled = true;
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(settled).toBe(false);
+    client.release();
+    await waiting;
+    expect(settled).toBe(true);
+
+    const held = await gated.connect();
+    const t = performance.now();
+    await gated.settled(150);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(140);
+    held.release();
+  });
+});
+
+describe('a stopping worker', () => {
+  let runner: Runner | undefined;
+  afterAll(async () => {
+    await runner?.stop().catch(() => {});
+  });
+
+  it("resolves stop() only once its last job's completion is written", async () => {
+    // The pool the worker gets writes job completions 400 ms late: long after graphile-worker has
+    // released the job's worker, which is when its own stop() resolves.
+    const slowCompletions = new Proxy(pool, {
+      get(target, prop) {
+        if (prop === 'connect')
+          return async () => {
+            const c = await target.connect();
+            const query = c.query.bind(c) as (...a: unknown[]) => Promise<unknown>;
+            return new Proxy(c, {
+              get(t, p) {
+                if (p !== 'query') {
+                  const v = Reflect.get(t, p, t);
+                  return typeof v === 'function' ? v.bind(t) : v;
+                }
+                return async (...args: unknown[]) => {
+                  const q = args[0] as { text?: string } | string;
+                  const text = typeof q === 'string' ? q : (q.text ?? '');
+                  if (/^(with j as \(\s*)?delete from .*_private_jobs/i.test(text))
+                    await new Promise((r) => setTimeout(r, 400));
+                  return query(...args);
+                };
+              },
+            });
+          };
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    let ran!: () => void;
+    const running = new Promise<void>((r) => {
+      ran = r;
+    });
+    runner = await startWorker({
+      pool: slowCompletions,
+      log: createLogger({ destination: new LogCapture().stream }),
+      concurrency: 1,
+      pollInterval: 100,
+      crontab: '',
+      taskList: {
+        quick_one: async () => {
+          ran();
+        },
+      },
+    });
+    await quickAddJob({ pgPool: pool }, 'quick_one', {});
+    await running;
+    await new Promise((r) => setImmediate(r));
+    await runner.stop();
+    runner = undefined;
+    const { rows } = await pool.query(`select count(*)::int as n from graphile_worker._private_jobs`);
+    expect(rows[0]?.n).toBe(0);
+  });
+});
