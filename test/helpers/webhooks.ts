@@ -1,6 +1,8 @@
 /** Helpers for webhook delivery tests: job and outbox state in SQL, and shortening backoff. */
 import { sql } from 'kysely';
+import type { WebhookEvent } from '../../src/dsync/types.ts';
 import type { TestServer } from './apps.ts';
+import type { Receiver } from './receiver.ts';
 
 /** Makes every waiting job (and batch backoff) due now: graphile backoff without waiting for it. */
 export async function nudge(s: TestServer): Promise<void> {
@@ -48,3 +50,10 @@ export const scimUser = (n: number | string, extra: Record<string, unknown> = {}
   active: true,
   ...extra,
 });
+
+/** The events a receiver acknowledged (2xx) for one directory, in the order they came. */
+export const deliveredEvents = (rx: Receiver, directoryId: string): WebhookEvent[] =>
+  rx
+    .delivered()
+    .map((r) => r.body as WebhookEvent)
+    .filter((e) => e.directory_id === directoryId);

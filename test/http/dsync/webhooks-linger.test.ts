@@ -12,7 +12,7 @@ import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
-import { jobsOf, outboxCount, scimUser } from '../../helpers/webhooks.ts';
+import { deliveredEvents, jobsOf, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
 const SECRET = 'whsec-linger';
 const LINGER_MS = 3000;
@@ -31,11 +31,7 @@ afterAll(async () => {
   await rx?.close();
 });
 
-const deliveredFor = (directoryId: string) =>
-  rx
-    .delivered()
-    .map((r) => r.body as WebhookEvent)
-    .filter((e) => e.directory_id === directoryId);
+const deliveredFor = (directoryId: string) => deliveredEvents(rx, directoryId);
 
 /** The directory's sender id (undefined: no sender, it stepped down). */
 const senderOf = async (t: TestServer, directoryId: string) => {

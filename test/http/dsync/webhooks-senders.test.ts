@@ -10,7 +10,7 @@ import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
-import { nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
+import { deliveredEvents, nudge, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
 const SECRET = 'whsec-senders';
 let s: TestServer;
@@ -25,11 +25,7 @@ afterAll(async () => {
   await rx?.close();
 });
 
-const deliveredFor = (directoryId: string) =>
-  rx
-    .delivered()
-    .map((r) => r.body as WebhookEvent)
-    .filter((e) => e.directory_id === directoryId);
+const deliveredFor = (directoryId: string) => deliveredEvents(rx, directoryId);
 
 const senderJobs = async () => {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from graphile_worker._private_jobs j
