@@ -17,6 +17,7 @@ const { loadConfig } = await load<typeof import('../../src/core/config/load.ts')
 const { loadTaskList, startWorker } = await load<typeof import('../../src/core/jobs/runner.ts')>('core/jobs/runner');
 const { createLogger } = await load<typeof import('../../src/core/log.ts')>('core/log');
 const { serve } = await load<typeof import('../../src/server.ts')>('server');
+const { workerLanes } = await load<typeof import('../../src/task-registry.ts')>('task-registry');
 
 let queries = 0;
 /** Statement text (whitespace collapsed, first 160 characters) → times sent. */
@@ -69,6 +70,7 @@ const runner = await startWorker({
   pool: container.pool,
   log: container.log,
   concurrency: config.worker.concurrency,
+  lanes: workerLanes(config),
   pollInterval: config.worker.poll_interval,
   livenessIntervalMs: config.worker.liveness_check_interval,
   taskList: await loadTaskList(container),

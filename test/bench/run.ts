@@ -212,6 +212,14 @@ const rows: Row[] = [];
 let failed = false;
 try {
   let i = 0;
+  /** Lets every side finish what the last load left behind (see Side.settle). */
+  const settle = async (sides: Array<{ who: string; p: Proc; side: Side }>, label: string) => {
+    for (const x of sides)
+      if (x.side.settle) {
+        say(`${label}: ${x.who} settling`);
+        await x.side.settle(x.p);
+      }
+  };
   for (const s of chosen) {
     i++;
     const conns = SMOKE ? Math.min(CONNECTIONS, s.connections ?? CONNECTIONS) : (s.connections ?? CONNECTIONS);
@@ -227,6 +235,7 @@ try {
     }
     if (WARMUP_SECONDS) {
       for (const x of sides) {
+        await settle(sides, label);
         say(`${label}: warm-up ${x.who}`);
         await fire(x.p, x.side, x.reqs, WARMUP_SECONDS, conns, true);
       }
@@ -238,6 +247,7 @@ try {
       const order = round % 2 ? sides : [...sides].reverse();
       const got: Record<string, Run> = {};
       for (const x of order) {
+        await settle(sides, label);
         say(`${label}: round ${round}/${ROUNDS} ${x.who}`);
         got[x.who] = await fire(x.p, x.side, x.reqs, SECONDS, conns);
       }

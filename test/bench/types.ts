@@ -28,6 +28,12 @@ export interface Side<P extends Proc = Proc> {
    * the run before the measured rounds (a one-shot unit may do less then).
    */
   drive?(p: P, o: { seconds: number; connections: number; warmup: boolean }): Promise<DriveResult>;
+  /**
+   * Waits until the work the load left behind in the process is done (a webhook backlog), so that
+   * the next round of either side does not share the machine with it. Called before every warm-up
+   * and round.
+   */
+  settle?(p: P): Promise<void>;
   /** Optional end-to-end figures measured after the load (e.g. webhook deliveries). */
   report?(p: P): Promise<Record<string, number | string>>;
 }

@@ -1,9 +1,13 @@
 /**
  * Directory sync beside BoxyHQ Jackson (its directory-sync controller as a library, on its own
  * database on the same PostgreSQL, `requests.handle` behind a minimal HTTP front): SCIM user
- * creation and group-membership PATCH with Okta-shaped bodies, concurrency 20. gatehouse's
- * directories have a webhook (a loopback receiver), so every write also stores its event and
- * enqueues the delivery in the same transaction; Jackson's have none (it would post inline).
+ * creation and group-membership PATCH with Okta-shaped bodies, concurrency 20, each twice:
+ * - both with a webhook (a loopback receiver): the same work on both sides, every change delivered
+ *   to the receiver. gatehouse stores the event and enqueues its delivery in the write's
+ *   transaction, and its worker (in the same process) posts it; Jackson posts it inline, in the
+ *   request, as its SCIM handler does for a directory with a webhook;
+ * - gatehouse with a webhook, Jackson without (Jackson then sends nothing): the earlier rounds'
+ *   configuration, kept for comparison.
  *
  * The webhook scenario (gatehouse only) measures delivery end to end: SCIM `PUT /Users/{id}` on 8
  * directories, each a `user.updated` event delivered to the receiver; reported once the backlog has
@@ -29,29 +33,35 @@ interface Dir {
   /** path prefix of the SCIM endpoint (…/{directoryId}) */
   path: string;
   secret: string;
+  /** The loopback receiver of the directory's webhook, if it has one. */
+  rx?: Receiver;
 }
+
+/** A directory as both sides create it (Jackson's `directories.create` fields), with its webhook if given. */
+const directoryBody = (product: string, webhook?: string) =>
+  JSON.stringify({
+    tenant: 'bench',
+    product,
+    type: 'okta-scim-v2',
+    name: product,
+    ...(webhook ? { webhook_url: webhook, webhook_secret: 'bench-webhook-secret' } : {}),
+  });
 
 async function ghDirectory(p: Proc, product: string, webhook?: string): Promise<Dir> {
   const r = await fetch(`${p.adminUrl}/api/v1/dsync`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Api-Key ${API_KEY}` },
-    body: JSON.stringify({
-      tenant: 'bench',
-      product,
-      type: 'okta-scim-v2',
-      name: product,
-      ...(webhook ? { webhook_url: webhook, webhook_secret: 'bench-webhook-secret' } : {}),
-    }),
+    body: directoryBody(product, webhook),
   });
   if (r.status !== 201) throw new Error(`directory create answered ${r.status}: ${await r.text()}`);
   const d = ((await r.json()) as { data: { scim: { endpoint: string; secret: string } } }).data;
   return { path: new URL(d.scim.endpoint).pathname, secret: d.scim.secret };
 }
 
-async function jacksonDirectory(p: Proc, product: string): Promise<Dir> {
+async function jacksonDirectory(p: Proc, product: string, webhook?: string): Promise<Dir> {
   const r = await fetch(`${p.url}/bench/directories`, {
     method: 'POST',
-    body: JSON.stringify({ tenant: 'bench', product, type: 'okta-scim-v2', name: product }),
+    body: directoryBody(product, webhook),
   });
   if (r.status !== 201) throw new Error(`jackson directory create answered ${r.status}: ${await r.text()}`);
   const d = (await r.json()) as { scim: { path: string; secret: string } };
@@ -83,10 +93,13 @@ async function post(url: string, dir: Dir, resource: 'Users' | 'Groups', body: s
 }
 
 function createUsers(dirOf: (p: Proc) => Promise<Dir>): Side {
+  const dirs: Dir[] = [];
   return {
     url: (p) => p.url,
+    report: async () => webhooksReceived(dirs),
     async setup(p) {
       const dir = await dirOf(p);
+      dirs.push(dir);
       const tag = randomBytes(3).toString('hex');
       let seq = 0;
       return [
@@ -108,10 +121,13 @@ const MEMBERS = 50;
 
 /** PATCH /Groups/{id}: Okta adds a member with `add`/`members` and removes one with a `members[value eq …]` path. */
 function patchMembers(dirOf: (p: Proc) => Promise<Dir>): Side {
+  const dirs: Dir[] = [];
   return {
     url: (p) => p.url,
+    report: async () => webhooksReceived(dirs),
     async setup(p) {
       const dir = await dirOf(p);
+      dirs.push(dir);
       const tag = randomBytes(3).toString('hex');
       const users: string[] = [];
       for (let i = 0; i < MEMBERS; i++)
@@ -151,8 +167,23 @@ function patchMembers(dirOf: (p: Proc) => Promise<Dir>): Side {
   };
 }
 
-const ghDir = async (p: Proc) => ghDirectory(p, `p-${randomBytes(3).toString('hex')}`, (await receiver()).url);
-const jDir = (p: Proc) => jacksonDirectory(p, `p-${randomBytes(3).toString('hex')}`);
+const newProduct = () => `p-${randomBytes(3).toString('hex')}`;
+/** A directory made by `create` whose webhook is a new loopback receiver. */
+const withReceiver =
+  (create: (p: Proc, product: string, webhook: string) => Promise<Dir>) =>
+  async (p: Proc): Promise<Dir> => {
+    const rx = await receiver();
+    return { ...(await create(p, newProduct(), rx.url)), rx };
+  };
+const ghDir = withReceiver(ghDirectory);
+const jDir = (p: Proc) => jacksonDirectory(p, newProduct());
+const jDirHook = withReceiver(jacksonDirectory);
+
+/** What the receivers of a side's directories got (the work is the same only if both sides deliver). */
+function webhooksReceived(dirs: Dir[]): Record<string, number> {
+  const rxs = dirs.flatMap((d) => (d.rx ? [d.rx] : []));
+  return rxs.length ? { 'webhook deliveries received': rxs.reduce((n, rx) => n + rx.delivered().length, 0) } : {};
+}
 
 const DIRECTORIES = 8;
 const USERS_PER_DIRECTORY = 5;
@@ -160,23 +191,47 @@ const DRAIN_LIMIT_MS = 120_000;
 const percentile = (sorted: number[], q: number) =>
   sorted.length ? (sorted[Math.min(sorted.length - 1, Math.ceil((q / 100) * sorted.length) - 1)] as number) : 0;
 
+/** Waits (at most DRAIN_LIMIT_MS) until gatehouse's webhook outbox is empty; false when it was not. */
+async function drain(p: Proc): Promise<boolean> {
+  const c = new pg.Client({ connectionString: p.dsn });
+  await c.connect();
+  try {
+    const deadline = Date.now() + DRAIN_LIMIT_MS;
+    for (;;) {
+      const { rows } = await c.query<{ n: number }>('select count(*)::int as n from dsync_webhook_outbox');
+      if (!rows[0]?.n) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * gatehouse's side of a SCIM scenario: before each round (of either side) the deliveries the last
+ * round queued are left to finish, and the report says how long that took at most — the backlog a
+ * round of writes leaves behind at this rate.
+ */
+function settled(side: Side, waits: number[]): Side {
+  return {
+    ...side,
+    async settle(p) {
+      const started = Date.now();
+      if (!(await drain(p))) throw new Error(`webhook backlog not drained within ${DRAIN_LIMIT_MS / 1000} s`);
+      waits.push(Date.now() - started);
+    },
+    async report(p) {
+      return {
+        ...(await side.report?.(p)),
+        'longest wait for the backlog before a round, ms': Math.max(0, ...waits),
+      };
+    },
+  };
+}
+
 function webhooks(): Side {
   const state: { rx?: Receiver; warmup: number } = { warmup: 0 };
-  async function drain(p: Proc): Promise<boolean> {
-    const c = new pg.Client({ connectionString: p.dsn });
-    await c.connect();
-    try {
-      const deadline = Date.now() + DRAIN_LIMIT_MS;
-      for (;;) {
-        const { rows } = await c.query<{ n: number }>('select count(*)::int as n from dsync_webhook_outbox');
-        if (!rows[0]?.n) return true;
-        if (Date.now() > deadline) return false;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } finally {
-      await c.end();
-    }
-  }
   return {
     url: (p) => p.url,
     async setup(p) {
@@ -238,15 +293,27 @@ function webhooks(): Side {
 
 export const scenarios: Scenario[] = [
   {
-    name: 'SCIM POST /Users (Okta-shaped, one directory)',
+    name: 'SCIM POST /Users (Okta-shaped, one directory, both with a webhook)',
     connections: 20,
-    gatehouse: createUsers(ghDir),
+    gatehouse: settled(createUsers(ghDir), []),
+    peer: { kind: 'jackson', side: createUsers(jDirHook) },
+  },
+  {
+    name: 'SCIM POST /Users (Okta-shaped, one directory, webhook on gatehouse only)',
+    connections: 20,
+    gatehouse: settled(createUsers(ghDir), []),
     peer: { kind: 'jackson', side: createUsers(jDir) },
   },
   {
-    name: 'SCIM PATCH /Groups/{id} members (one directory)',
+    name: 'SCIM PATCH /Groups/{id} members (one directory, both with a webhook)',
     connections: 20,
-    gatehouse: patchMembers(ghDir),
+    gatehouse: settled(patchMembers(ghDir), []),
+    peer: { kind: 'jackson', side: patchMembers(jDirHook) },
+  },
+  {
+    name: 'SCIM PATCH /Groups/{id} members (one directory, webhook on gatehouse only)',
+    connections: 20,
+    gatehouse: settled(patchMembers(ghDir), []),
     peer: { kind: 'jackson', side: patchMembers(jDir) },
   },
   {
