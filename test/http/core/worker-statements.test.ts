@@ -20,7 +20,10 @@ let admin: pg.Client;
 beforeAll(async () => {
   db = await createTestDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 8 });
+  // As the application's pool (src/core/db/client.ts): a client whose connection ends while it is
+  // checked out reports it to a listener, not as an uncaught exception.
   pool.on('error', () => {});
+  pool.on('connect', (c) => c.on('error', () => {}));
   admin = new pg.Client({ connectionString: db.url });
   admin.on('error', () => {});
   await admin.connect();
