@@ -12,7 +12,13 @@
  * precondition of locking a job: graphile-worker gets the pool through `gatedPool`, whose
  * `connect()` waits until every pool created so far holds its lock and has its committed
  * `worker_pools` row. A process that dies before that point has locked nothing; one that dies
- * after it is found by the next sweep. No job is ever left to graphile-worker's 4-hour sweep.
+ * after it is found by the next sweep.
+ *
+ * A live pool can also hold a job it does not run: a job fetch whose commit went through while its
+ * answer was lost with the connection. Each sweep therefore also releases the jobs locked by this
+ * process's own pools for longer than STRAY_AFTER_MS that none of its runners is running or has
+ * finished within that time (`held`: a finished job's completion may still be on its way, see
+ * gatedPool). No job is ever left to graphile-worker's 4-hour sweep.
  */
 import { hostname } from 'node:os';
 import type pg from 'pg';
@@ -32,12 +38,26 @@ export interface Liveness {
    * when a registration failed (and starts it again, so a later call can succeed).
    */
   registered(): Promise<void>;
-  /** Releases the jobs of dead pools now; returns their ids. */
+  /** Releases the jobs of dead pools, and this process's stray ones, now; returns the dead pools' ids. */
   sweep(): Promise<string[]>;
   stop(): Promise<void>;
 }
 
-export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs: number }): Promise<Liveness> {
+/**
+ * How long a job may stay locked by one of this process's pools while none of its runners runs it
+ * (nor finished it within that time) before a sweep releases it: longer than a fetch takes to
+ * start its job, and than a finished job's completion may take to be written (gatedPool retries a
+ * statement for a minute, after up to a minute to connect).
+ */
+export const STRAY_AFTER_MS = 5 * 60_000;
+
+export async function startLiveness(o: {
+  pool: pg.Pool;
+  log: Logger;
+  intervalMs: number;
+  /** Ids of the jobs this process runs, or finished within STRAY_AFTER_MS. */
+  held?: () => Iterable<string>;
+}): Promise<Liveness> {
   const mine = new Set<string>();
   const pending: Promise<unknown>[] = [];
   let client: pg.PoolClient | undefined = await o.pool.connect();
@@ -94,8 +114,10 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
         await db.query('select graphile_worker.force_unlock_workers($1::text[])', [dead]);
         await db.query('delete from worker_pools where id = any($1::text[])', [dead]);
       }
+      const stray = mine.size && o.held ? await releaseStray(db, [...mine], [...o.held()]) : [];
       await db.query('commit');
       if (dead.length) o.log.warn({ pools: dead }, 'released the jobs of dead worker processes');
+      if (stray.length) o.log.warn({ jobs: stray }, 'released jobs this worker held without running them');
       return dead;
     } catch (e) {
       await db.query('rollback').catch(() => {});
@@ -164,6 +186,31 @@ export async function startLiveness(o: { pool: pg.Pool; log: Logger; intervalMs:
       return stopping;
     },
   };
+}
+
+/**
+ * Unlocks the jobs (and their named queues) locked by `pools` for longer than STRAY_AFTER_MS, but
+ * for `held`; returns their ids. A job this process starts after the list was taken was locked
+ * just now, so it is never among them.
+ */
+async function releaseStray(db: pg.PoolClient, pools: string[], held: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `with stray as (
+       select id, job_queue_id from graphile_worker._private_jobs
+        where locked_by = any($1::text[])
+          and locked_at < now() - make_interval(secs => $2::int / 1000.0)
+          and id <> all($3::bigint[])
+        for update skip locked
+     ), queues as (
+       update graphile_worker._private_job_queues q set locked_by = null, locked_at = null
+         from stray where q.id = stray.job_queue_id and q.locked_by = any($1::text[])
+     )
+     update graphile_worker._private_jobs j set locked_by = null, locked_at = null
+       from stray where j.id = stray.id
+     returning j.id::text`,
+    [pools, STRAY_AFTER_MS, held],
+  );
+  return rows.map((r) => r.id);
 }
 
 /** How long a connection for graphile-worker is retried while PostgreSQL cannot be reached. */

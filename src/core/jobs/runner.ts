@@ -10,12 +10,15 @@ import { pathToFileURL } from 'node:url';
 import { Logger as GraphileLogger, type Runner, run, type Task, type TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import type { Logger } from '../log.ts';
-import { gatedPool, startLiveness } from './liveness.ts';
+import { gatedPool, STRAY_AFTER_MS, startLiveness } from './liveness.ts';
 import { trackJobSlots } from './slots.ts';
 import type { BoundTask } from './task.ts';
 
 /** How long after a job completes an idle worker is woken to look for jobs (see startWorker). */
 const NUDGE_AFTER_MS = 5;
+
+/** A job that ran this long is remembered for STRAY_AFTER_MS after it finished (see startWorker). */
+const LONG_JOB_MS = 60_000;
 
 /** How long a stopping worker waits for its last jobs' completions to be written. */
 const SETTLE_MS = 10_000;
@@ -106,7 +109,23 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
     if (lane.concurrency > 0 && Object.keys(tasks).length) lanes.push({ lane, tasks });
     else Object.assign(main, tasks);
   }
-  const liveness = await startLiveness({ pool: o.pool, log: o.log, intervalMs: o.livenessIntervalMs ?? 10_000 });
+  // The jobs this process runs, and those that ran for a minute or more and finished within
+  // STRAY_AFTER_MS (their completions may still be on their way): a liveness sweep never takes them
+  // for strays (liveness.ts). A shorter job finished more than STRAY_AFTER_MS less a minute
+  // before its lock looks stray, longer than a completion is retried (gatedPool).
+  const running = new Map<string, number>();
+  const finished = new Map<string, number>();
+  const held = () => {
+    const since = Date.now() - STRAY_AFTER_MS;
+    for (const [id, at] of finished) if (at < since) finished.delete(id);
+    return [...running.keys(), ...finished.keys()];
+  };
+  const liveness = await startLiveness({
+    pool: o.pool,
+    log: o.log,
+    intervalMs: o.livenessIntervalMs ?? 10_000,
+    held,
+  });
   // Job-locking connections wait for this process's pool registration (see liveness.ts).
   const pgPool = gatedPool(o.pool, liveness.registered);
   const untracks: Array<() => void> = [];
@@ -115,6 +134,12 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
   const start = (taskList: TaskList, concurrency: number, crontab: { crontab: string } | { crontabFile: string }) => {
     const events = new EventEmitter();
     events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => liveness.register(workerPool.id));
+    events.on('job:start', ({ job }: { job: { id: string } }) => running.set(job.id, Date.now()));
+    events.on('job:complete', ({ job }: { job: { id: string } }) => {
+      const now = Date.now();
+      if (now - (running.get(job.id) ?? now) >= LONG_JOB_MS) finished.set(job.id, now);
+      running.delete(job.id);
+    });
     // graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
     // LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
     // worker then idles until the next job insert's NOTIFY or `worker.poll_interval`. Named queues

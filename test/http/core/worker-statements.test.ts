@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatedPool } from '../../../src/core/jobs/liveness.ts';
 import { startWorker } from '../../../src/core/jobs/runner.ts';
 import { createLogger } from '../../../src/core/log.ts';
-import { LogCapture } from '../../helpers/apps.ts';
+import { eventually, LogCapture } from '../../helpers/apps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
 let db: TestDatabase;
@@ -177,5 +177,82 @@ describe('a stopping worker', () => {
     runner = undefined;
     const { rows } = await pool.query(`select count(*)::int as n from graphile_worker._private_jobs`);
     expect(rows[0]?.n).toBe(0);
+  });
+});
+
+describe('a job locked by a live worker that does not run it', () => {
+  it('is released by a liveness sweep once its lock is STRAY_AFTER_MS old; running and fresh ones are not', async () => {
+    const ran: string[] = [];
+    let unblock!: () => void;
+    const blocking = new Promise<void>((r) => {
+      unblock = r;
+    });
+    let started!: () => void;
+    const blockerStarted = new Promise<void>((r) => {
+      started = r;
+    });
+    const worker = await startWorker({
+      pool,
+      log: createLogger({ destination: new LogCapture().stream }),
+      concurrency: 2,
+      pollInterval: 100,
+      crontab: '',
+      livenessIntervalMs: 200,
+      taskList: {
+        blocker: async () => {
+          started();
+          await blocking;
+        },
+        stray_one: async (p) => {
+          ran.push((p as { name: string }).name);
+        },
+      },
+    });
+    try {
+      const { rows: pools } = await pool.query<{ id: string }>('select id from worker_pools');
+      expect(pools).toHaveLength(1);
+      const poolId = pools[0]?.id as string;
+      const later = new Date(Date.now() + 3_600_000);
+      // A running job whose lock is old (it has run for a long time).
+      const blocker = await quickAddJob({ pgPool: pool }, 'blocker', {});
+      await blockerStarted;
+      // A job this pool locked without running it (a fetch whose answer was lost), in a named
+      // queue it also locked; and one locked a moment ago, which may be a fetch about to start.
+      const stray = await quickAddJob(
+        { pgPool: pool },
+        'stray_one',
+        { name: 'stray' },
+        { runAt: later, queueName: 'q-stray' },
+      );
+      const fresh = await quickAddJob({ pgPool: pool }, 'stray_one', { name: 'fresh' }, { runAt: later });
+      await pool.query(
+        `update graphile_worker._private_jobs set locked_at = now() - interval '10 minutes' where id = $1`,
+        [blocker.id],
+      );
+      await pool.query(
+        `update graphile_worker._private_jobs set locked_by = $2, run_at = now(),
+           locked_at = case when id = $1 then now() - interval '10 minutes' else now() end
+         where id = any(array[$1, $3]::bigint[])`,
+        [stray.id, poolId, fresh.id],
+      );
+      await pool.query(
+        `update graphile_worker._private_job_queues set locked_by = $1, locked_at = now() - interval '10 minutes'
+          where queue_name = 'q-stray'`,
+        [poolId],
+      );
+      await eventually(async () => ran.includes('stray'), 10_000);
+      const { rows } = await pool.query<{ id: string; locked_by: string | null }>(
+        `select id::text, locked_by from graphile_worker._private_jobs where id = any($1::bigint[]) order by id`,
+        [[blocker.id, fresh.id]],
+      );
+      expect(rows).toEqual([
+        { id: String(blocker.id), locked_by: poolId },
+        { id: String(fresh.id), locked_by: poolId },
+      ]);
+      expect(ran).toEqual(['stray']);
+    } finally {
+      unblock();
+      await worker.stop();
+    }
   });
 });
