@@ -63,7 +63,7 @@ export async function loadTaskList<C>(ctx: C, dir = TASKS_DIR): Promise<TaskList
  * a pooled connection only for each of its statements.
  */
 export interface WorkerLane {
-  /** For logs and metrics. */
+  /** Names the lane in the worker's logs. */
   name: string;
   tasks: readonly string[];
   /** The lane's job slots; 0 runs its tasks in the worker's `concurrency` slots. */
@@ -203,9 +203,9 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
   };
   // A lane's runner that fails on its own takes the others down with it: a worker without one of
   // its lanes would leave those jobs waiting while it looks healthy.
-  for (const r of runners.slice(1))
-    r.promise.catch((e: unknown) => {
-      o.log.error({ err: e }, 'a worker lane failed; stopping the worker');
+  for (const [i, { lane }] of lanes.entries())
+    runners[i + 1]?.promise.catch((e: unknown) => {
+      o.log.error({ err: e, lane: lane.name }, 'a worker lane failed; stopping the worker');
       runner.stop().catch(() => {});
     });
   runner.promise.then(ended, ended);
