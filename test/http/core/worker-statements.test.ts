@@ -154,10 +154,7 @@ describe('a stopping worker', () => {
         return typeof v === 'function' ? v.bind(target) : v;
       },
     });
-    let ran!: () => void;
-    const running = new Promise<void>((r) => {
-      ran = r;
-    });
+    const { promise: running, resolve: ran } = Promise.withResolvers<void>();
     runner = await startWorker({
       pool: slowCompletions,
       log: createLogger({ destination: new LogCapture().stream }),
@@ -183,14 +180,8 @@ describe('a stopping worker', () => {
 describe('a job locked by a live worker that does not run it', () => {
   it('is released by a liveness sweep once its lock is STRAY_AFTER_MS old; running and fresh ones are not', async () => {
     const ran: string[] = [];
-    let unblock!: () => void;
-    const blocking = new Promise<void>((r) => {
-      unblock = r;
-    });
-    let started!: () => void;
-    const blockerStarted = new Promise<void>((r) => {
-      started = r;
-    });
+    const { promise: blocking, resolve: unblock } = Promise.withResolvers<void>();
+    const { promise: blockerStarted, resolve: started } = Promise.withResolvers<void>();
     const worker = await startWorker({
       pool,
       log: createLogger({ destination: new LogCapture().stream }),

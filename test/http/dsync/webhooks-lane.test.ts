@@ -34,6 +34,10 @@ afterAll(async () => {
 
 const deliveredFor = (directoryId: string) => deliveredEvents(rx, directoryId);
 
+/** A directory whose webhook is this file's receiver. */
+const webhookDirectory = (tenant: string) =>
+  createDirectory(s, { tenant, product: 'p', webhook_url: rx.url, webhook_secret: 'whsec' });
+
 const poolsOfThisProcess = async () => {
   const { rows } = await sql<{ n: number }>`select count(*)::int as n from worker_pools
     where pid = ${process.pid}`.execute(s.container.db);
@@ -86,12 +90,7 @@ describe('the webhook senders’ lane', () => {
       expect(jobSlots.free('webhook_deliver')).toBe(2);
       expect(jobSlots.free('test_hold')).toBe(0);
 
-      const d = await createDirectory(s, {
-        tenant: 'lane',
-        product: 'p',
-        webhook_url: rx.url,
-        webhook_secret: 'whsec',
-      });
+      const d = await webhookDirectory('lane');
       const c = scimClient(s, d);
       for (const n of [1, 2, 3]) expect((await c('POST', '/Users', scimUser(`lane-${n}`))).status).toBe(201);
       // The general slot is still held: the lane's sender delivered them, in order.
@@ -115,12 +114,7 @@ describe('the webhook senders’ lane', () => {
       expect(jobSlots.free('webhook_deliver')).toBe(1);
       await w.hold();
       expect(jobSlots.free('webhook_deliver')).toBe(0);
-      const d = await createDirectory(s, {
-        tenant: 'nolane',
-        product: 'p',
-        webhook_url: rx.url,
-        webhook_secret: 'whsec',
-      });
+      const d = await webhookDirectory('nolane');
       expect((await scimClient(s, d)('POST', '/Users', scimUser('nolane-1'))).status).toBe(201);
       const [sender] = await jobsOf(s, 'webhook_deliver');
       expect(sender?.locked_at).toBeNull(); // waiting for the one slot
