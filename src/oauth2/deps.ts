@@ -16,7 +16,8 @@ import type { SafeFetch } from '../core/safe-fetch.ts';
  * The configuration the OAuth 2.0 domain reads: its own sections (Hydra's `urls`, `ttl`,
  * `strategies`, `oauth2`, `oidc`, `webfinger`, `clients`, `feature_flags`, plus `janitor` and
  * `dev_ui`), and of the shared ones `secrets` (sealing at rest, cookie and pagination keys),
- * `serve` (cookie settings, request size limits), `dev` and `db.jwk_cache` (the key cache).
+ * `serve` (cookie settings, request size limits), `dev`, `db.jwk_cache` (the key cache) and
+ * `rate_limit` (wrong device user codes per address).
  */
 export type OAuth2Config = Pick<
   Config,
@@ -33,6 +34,7 @@ export type OAuth2Config = Pick<
   | 'secrets'
   | 'serve'
   | 'dev'
+  | 'rate_limit'
 > & { readonly db: Pick<Config['db'], 'jwk_cache'> };
 
 export interface OAuth2Deps {

@@ -6,6 +6,7 @@
 import type { JWK } from 'jose';
 import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import { createAddressFailureLimit } from '../core/http/auth-failures.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createClientOutbound } from './client-keys.ts';
@@ -86,6 +87,17 @@ export function createFlowFeatures(
     ring: keyRing(config.secrets.system, 'flow'),
     userCodes: createUserCodes(config),
     clientAuth,
+    userCodeAddresses: createAddressFailureLimit(
+      db,
+      clock,
+      {
+        enabled: config.rate_limit.failed_auth.enabled,
+        window: config.rate_limit.failed_auth.window,
+        perAddress: config.rate_limit.failed_auth.per_address_user_codes,
+      },
+      'device_user_code',
+      core.changes,
+    ),
   });
   const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });

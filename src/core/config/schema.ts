@@ -372,6 +372,10 @@ export const spec = {
     pkce: {
       enforced: bool(false, 'Require PKCE for every client.'),
       enforced_for_public_clients: bool(false, 'Require PKCE for public clients.'),
+      allow_plain: bool(
+        false,
+        'Accept `code_challenge_method=plain` (and a challenge without a method, which means `plain`, RFC 7636 §4.3) and advertise it in discovery. Off, as in Hydra: only `S256` (RFC 7636 §4.2, §7.2).',
+      ),
     },
     grant: {
       refresh_token: {
@@ -463,6 +467,16 @@ export const spec = {
         false,
         'Let dynamically registered clients point `jwks_uri`, `request_uris`, `backchannel_logout_uri` and `sector_identifier_uri` at internal addresses (refused by default, at registration and at every request; `clients.http.private_ip_exception_urls` exempts single URLs).',
       ),
+      allowed_scope: leaf(
+        'list',
+        z.array(z.string()).optional(),
+        'Scope values a dynamically registered client may ask for in `scope` (exact values; anything else is refused with `invalid_client_metadata`). Unset: the values of `default_scope`. The admin API is not bounded by it.',
+        '(`default_scope`)',
+      ),
+      allowed_audience: list(
+        [],
+        'Audiences a dynamically registered client may list in `audience` (exact values; anything else is refused with `invalid_client_metadata`). Empty: none. The admin API is not bounded by it.',
+      ),
     },
   },
   webfinger: {
@@ -522,7 +536,7 @@ export const spec = {
     failed_auth: {
       enabled: bool(
         true,
-        'Limit failed client authentications (token, revocation) and failed SCIM bearer checks per credential and per source address (see Security: Rate limiting).',
+        'Limit failed client authentications (token, revocation), wrong device user codes and failed SCIM bearer checks per credential and per source address (see Security: Rate limiting).',
       ),
       window: dur('1m', 'Length of the fixed counting window; a blocked caller may retry when it ends.'),
       per_credential: int(
@@ -532,6 +546,10 @@ export const spec = {
       per_address: int(
         100,
         'Failures per source address per window before its further attempts are refused with 429 (0: no per-address limit).',
+      ),
+      per_address_user_codes: int(
+        20,
+        'Wrong device user codes per window for device challenges started from one source address (the browser at `/oauth2/device/verify`) before that address gets no more challenges and its user codes are refused with 429 (0: no per-address limit; each challenge still allows 5). See Security: Rate limiting.',
       ),
     },
   },

@@ -126,6 +126,35 @@ export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLim
 export type FailureCounter = ReturnType<typeof createFailureCounter>;
 
 /**
+ * A per-address limit on failures judged in a later request than the one the address was seen on,
+ * so that no route-level limiter can count them: wrong device user codes (RFC 8628 §5.1) are
+ * checked at the admin API, called by the verification UI, but counted against the address of the
+ * browser that started the verification at the public listener. Counts of their own (keys in a
+ * namespace of their own, limit `perAddress`), in the same table and windows as the rest.
+ */
+export function createAddressFailureLimit(
+  db: Db,
+  clock: Clock,
+  limits: Pick<FailedAuthLimits, 'enabled' | 'window' | 'perAddress'>,
+  namespace: string,
+  changes?: ChangeFeed,
+) {
+  const on = limits.enabled && limits.perAddress > 0;
+  const counter = createFailureCounter(db, clock, { ...limits, perCredential: 0 }, changes);
+  const keys = (address: string): Key[] => [{ kind: 'address', digest: digest(`address:${namespace}`, address) }];
+  return {
+    /** Seconds until the window ends when `address` is at its limit; undefined otherwise (or when off). */
+    blocked: async (address: string): Promise<number | undefined> => (on ? counter.blocked(keys(address)) : undefined),
+    /** Counts one failure against `address`. */
+    async fail(address: string): Promise<void> {
+      if (on) await counter.fail(keys(address));
+    },
+  };
+}
+
+export type AddressFailureLimit = ReturnType<typeof createAddressFailureLimit>;
+
+/**
  * What a request authenticates, as one domain sees it: the kind (logged) and the credential it
  * claims (undefined: counted per address only); undefined when the domain does not limit it.
  */

@@ -99,6 +99,7 @@ export async function validateAuthorizeRequest(
   const pkcePolicy = {
     enforced: d.config.oauth2.pkce.enforced,
     enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients,
+    allowPlain: d.config.oauth2.pkce.allow_plain,
   };
   const pkce = responseTypes.includes('code')
     ? checkPkceRequest(

@@ -2,7 +2,9 @@
  * OpenID Connect Dynamic Client Registration (RFC 7591) and its management protocol (RFC 7592), as
  * Hydra runs them: off unless `oidc.dynamic_client_registration.enabled`; the caller proves itself
  * only with the registration access token (⚠ Hydra's spec text mentions client credentials, its code
- * uses the token alone); every PUT rotates that token.
+ * uses the token alone); every PUT rotates that token. Unlike Hydra, a registrant cannot choose
+ * token lifespans, and its scope and audience are bounded by configuration (validate.ts,
+ * `checkDynamicBounds`).
  */
 
 import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
@@ -68,6 +70,7 @@ export function createRegistrationService(core: Pick<OAuth2Deps, 'db' | 'config'
     const written = await clients.replace(client.client_id, draft, {
       dynamic: true,
       registrationSignature: reg.signature,
+      current: client,
     });
     return { client: written.client, registrationToken: reg.token };
   }

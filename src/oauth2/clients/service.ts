@@ -20,7 +20,7 @@ import { checkClientOutbound } from './outbound.ts';
 import { applyClientPatch } from './patch.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from './schemas.ts';
 import { createSecretHasher, generateSecret } from './secrets.ts';
-import { type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
+import { type DynamicBounds, type ValidationEnv, validateClient, validateDynamicClient } from './validate.ts';
 
 /** A write's result: the client plus the values shown only once. */
 export interface WrittenClient {
@@ -72,6 +72,11 @@ export function createClientService(
     accessTokenStrategy: config.strategies.access_token,
     dev: config.dev,
   };
+  const dcr = config.oidc.dynamic_client_registration;
+  const bounds: DynamicBounds = {
+    allowedScope: dcr.allowed_scope ?? dcr.default_scope,
+    allowedAudience: dcr.allowed_audience,
+  };
   const secrets = createSecretHasher({ hashers, systemSecrets: () => config.secrets.system });
 
   /** Hydra rounds client timestamps to the second. */
@@ -79,9 +84,12 @@ export function createClientService(
   const registrationUri = (id: string) =>
     new URL(`oauth2/register/${encodeURIComponent(id)}`, config.urls.self.public).toString();
   const newRegistrationToken = () => generateOpaqueToken('ory_at_', config.secrets.system);
-  /** The pure rules, then the network ones (address policy, sector identifier contents). */
-  const validate = async (d: ClientDraft, dynamic: boolean): Promise<ClientDraft> => {
-    const valid = (dynamic ? validateDynamicClient : validateClient)(d, env);
+  /**
+   * The pure rules, then the network ones (address policy, sector identifier contents). A dynamic
+   * write is bounded by `bounds`; `current` is the client it replaces (RFC 7592 PUT).
+   */
+  const validate = async (d: ClientDraft, dynamic: boolean, current?: Client): Promise<ClientDraft> => {
+    const valid = dynamic ? validateDynamicClient(d, env, bounds, current) : validateClient(d, env);
     // An anonymous caller chose the URIs of a dynamically registered client: internal addresses are
     // refused unless the operator allowed them (operator-created clients keep Hydra's default).
     const strict = dynamic && !config.oidc.dynamic_client_registration.allow_internal_addresses;
@@ -208,15 +216,16 @@ export function createClientService(
 
   /**
    * Full replacement (admin PUT, dynamic PUT). Fields left out go back to empty; without a secret the
-   * old one is kept. A dynamic PUT stores the rotated registration token's signature.
+   * old one is kept. A dynamic PUT stores the rotated registration token's signature; `current`
+   * (the client as its registration token found it) may keep what it has beyond the dynamic bounds.
    * @throws 400 validation errors, 404 unknown client
    */
   async function replace(
     id: string,
     draft: ClientDraft,
-    opts: { dynamic?: boolean; registrationSignature?: string } = {},
+    opts: { dynamic?: boolean; registrationSignature?: string; current?: Client } = {},
   ): Promise<WrittenClient> {
-    const valid = await validate({ ...draft, client_id: id }, opts.dynamic ?? false);
+    const valid = await validate({ ...draft, client_id: id }, opts.dynamic ?? false, opts.current);
     return writing(async (trx) => {
       const old = await store.findClientById(trx, id, { forUpdate: true });
       if (!old) throw dbNotFound();

@@ -6,7 +6,8 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { AppError, HERODOT } from '../../core/errors.ts';
-import { type ClientDraft, TOKEN_ENDPOINT_AUTH_METHODS } from './model.ts';
+import { splitSpaces } from '../scope.ts';
+import { type ClientDraft, type ClientFields, LIFESPAN_FIELDS, TOKEN_ENDPOINT_AUTH_METHODS } from './model.ts';
 import { type GoUrl, parseRequestUri, parseUrl } from './uri.ts';
 import { uriRefusal } from './uri-policy.ts';
 
@@ -207,8 +208,54 @@ export function validateClient(draft: ClientDraft, env: ValidationEnv): ClientDr
   return d;
 }
 
-/** The extra refusals of OpenID Connect dynamic registration, before the common rules. */
-export function validateDynamicClient(draft: ClientDraft, env: ValidationEnv): ClientDraft {
+/**
+ * What an anonymous registrant may ask for (`oidc.dynamic_client_registration.allowed_scope`,
+ * `allowed_audience`). RFC 7591 §2 lets the server refuse or replace requested metadata; §5 (and
+ * RFC 7592 §2.2 for updates) names `invalid_client_metadata` as the answer.
+ */
+export interface DynamicBounds {
+  allowedScope: readonly string[];
+  allowedAudience: readonly string[];
+}
+
+/**
+ * gatehouse's bounds on a self-registered client (Hydra 26 has none: it stores whatever lifespans,
+ * scope and audience the body names): no per-client token lifespans (the server's `ttl.*` apply),
+ * scope and audience only from the configured sets. `current` is the client being replaced (RFC
+ * 7592): what it already has (from the operator, say) may be sent back unchanged, nothing more.
+ */
+function checkDynamicBounds(d: ClientFields, bounds: DynamicBounds, current?: ClientFields): void {
+  for (const f of LIFESPAN_FIELDS) {
+    const v = d[f];
+    if (v !== null && v !== current?.[f]) {
+      throw invalidMetadata(
+        `'${f}' cannot be set for dynamic client registration: the server's token lifespans apply.`,
+      );
+    }
+  }
+  const has = splitSpaces(current?.scope);
+  for (const s of splitSpaces(d.scope)) {
+    if (!bounds.allowedScope.includes(s) && !has.includes(s)) {
+      throw invalidMetadata(`Scope '${s}' is not allowed for dynamically registered clients.`);
+    }
+  }
+  for (const a of d.audience) {
+    if (!bounds.allowedAudience.includes(a) && !current?.audience.includes(a)) {
+      throw invalidMetadata(`Audience '${a}' is not allowed for dynamically registered clients.`);
+    }
+  }
+}
+
+/**
+ * The extra refusals of OpenID Connect dynamic registration (Hydra's, then gatehouse's bounds),
+ * before the common rules.
+ */
+export function validateDynamicClient(
+  draft: ClientDraft,
+  env: ValidationEnv,
+  bounds: DynamicBounds,
+  current?: ClientFields,
+): ClientDraft {
   if (draft.metadata !== undefined && draft.metadata !== null) {
     throw invalidMetadata("'metadata' cannot be set for dynamic client registration");
   }
@@ -228,5 +275,6 @@ export function validateDynamicClient(draft: ClientDraft, env: ValidationEnv): C
       });
     }
   }
+  checkDynamicBounds(draft, bounds, current);
   return validateClient(draft, env);
 }

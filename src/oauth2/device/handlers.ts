@@ -30,7 +30,7 @@ export function deviceHandlers(service: DeviceService, config: OAuth2Config) {
   }
 
   async function performOAuth2DeviceVerificationFlow(ctx: Context) {
-    const outcome = await service.verify(requestParams(ctx), koaCookieJar(ctx, config));
+    const outcome = await service.verify(requestParams(ctx), koaCookieJar(ctx, config), ctx.ip);
     noStore(ctx);
     if (outcome.kind !== 'redirect') throw new Error('device verification answers with redirects only');
     ctx.status = outcome.status;

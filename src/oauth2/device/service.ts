@@ -13,6 +13,14 @@
  * `oauth2_used_verifiers` as `device:<challenge id>`). The device request
  * row holds only the signatures of the device and user codes. A rejected login or consent marks
  * the request rejected (the device then gets `access_denied`; Hydra 26 keeps polling pending).
+ *
+ * Guessing user codes (RFC 8628 §5.1) is limited twice: per device challenge
+ * (`MAX_USER_CODE_ATTEMPTS`, then a new verification must be started) and per source address. The
+ * user code is typed into the verification UI, which sends it to the admin API from its own
+ * address; the user's browser is seen only at `/oauth2/device/verify`, where the challenge is
+ * minted. So the challenge carries (sealed) that browser's address, wrong codes are counted against
+ * it (`rate_limit.failed_auth.per_address_user_codes`), and an address over its limit gets neither
+ * new challenges nor answers for the ones it has (429 with Retry-After) until the window ends.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -22,6 +30,8 @@ import type { KeyRing } from '../../core/crypto/keys.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
+import { AppError } from '../../core/errors.ts';
+import { type AddressFailureLimit, TOO_MANY_TEXT } from '../../core/http/auth-failures.ts';
 import { grantOf, persistConsent } from '../authorize/consent-step.ts';
 import type { AuthorizeDeps } from '../authorize/deps.ts';
 import { afterLogin, checkCsrf, startLogin, verifierExpiry } from '../authorize/login-step.ts';
@@ -56,6 +66,8 @@ interface DeviceChallenge {
   requestUrl: string;
   /** unix seconds */
   requestedAt: number;
+  /** The address of the browser that asked for the challenge (absent in challenges of older versions). */
+  address?: string;
 }
 
 interface DeviceVerifier extends DeviceChallenge {
@@ -79,12 +91,23 @@ export interface DeviceDeps extends AuthorizeDeps {
   ring: KeyRing;
   userCodes: UserCodes;
   clientAuth: ClientAuthDeps;
+  /** Wrong user codes per browser address (core/http/auth-failures.ts). */
+  userCodeAddresses: AddressFailureLimit;
 }
 
 const randomId = () => randomBytes(16).toString('hex');
 const userCodeInvalid = () =>
   oauth2Error('invalid_request', {
     hint: "The 'user_code' session could not be found or has expired or is otherwise malformed.",
+  });
+
+/** The failed-authentication limiter's 429 (RFC 6585 §4), for an address over its wrong user codes. */
+const tooManyFromAddress = (retryAfter: number) =>
+  new AppError({
+    status: 429,
+    code: 'too_many_requests',
+    description: TOO_MANY_TEXT,
+    headers: { 'Retry-After': String(retryAfter) },
   });
 
 export function createDeviceService(d: DeviceDeps) {
@@ -197,13 +220,18 @@ export function createDeviceService(d: DeviceDeps) {
       throw oauth2Error('server_error', { debug: `Exceeded user-code generation max attempts ${USER_CODE_DRAWS}.` });
     },
 
-    /** `GET /oauth2/device/verify` (performOAuth2DeviceVerificationFlow): one step per verifier present. */
-    async verify(params: Record<string, string>, jar: CookieJar): Promise<AuthorizeOutcome> {
+    /**
+     * `GET /oauth2/device/verify` (performOAuth2DeviceVerificationFlow): one step per verifier
+     * present. `address` is the browser's (the connection's), sealed into a new device challenge.
+     */
+    async verify(params: Record<string, string>, jar: CookieJar, address: string): Promise<AuthorizeOutcome> {
       const deviceVerifier = (params.device_verifier ?? '').trim();
       const loginVerifier = (params.login_verifier ?? '').trim();
       const consentVerifier = (params.consent_verifier ?? '').trim();
 
       if (!deviceVerifier && !loginVerifier && !consentVerifier) {
+        const wait = await d.userCodeAddresses.blocked(address);
+        if (wait !== undefined) throw tooManyFromAddress(wait);
         const u = new URL(verifyUrl);
         for (const [k, v] of Object.entries(params)) if (k.toLowerCase() !== 'user_code') u.searchParams.append(k, v);
         const challenge: DeviceChallenge = {
@@ -211,6 +239,7 @@ export function createDeviceService(d: DeviceDeps) {
           csrf: randomId(),
           requestUrl: u.toString(),
           requestedAt: Math.floor(nowMs() / 1000),
+          address,
         };
         jar.set(d.cookies.deviceCsrfName, await d.cookies.sealCsrf(challenge.csrf), { maxAgeMs: ttl });
         const to = new URL(cfg.urls.device.verification);
@@ -305,6 +334,9 @@ export function createDeviceService(d: DeviceDeps) {
           hint: 'Too many wrong user codes for this device challenge; start the verification again.',
         });
       }
+      // Right or wrong, no answer while the browser's address is over its limit (RFC 8628 §5.1).
+      const wait = f.address === undefined ? undefined : await d.userCodeAddresses.blocked(f.address);
+      if (wait !== undefined) throw tooManyFromAddress(wait);
       const signatures = d.userCodes.signatures(userCode);
       const found = await findByUserCode(d.db, signatures);
       const matches =
@@ -314,6 +346,7 @@ export function createDeviceService(d: DeviceDeps) {
         found.expiresAt.getTime() > nowMs();
       if (!found || !matches) {
         await countWrongUserCode(d.db, f.id, new Date((f.requestedAt + 60) * 1000 + ttl));
+        if (f.address !== undefined) await d.userCodeAddresses.fail(f.address);
         throw userCodeInvalid();
       }
       const requestUrl = new URL(f.requestUrl);

@@ -117,7 +117,8 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
     frontchannel_logout_session_supported: true,
     end_session_endpoint: appendPath(issuer, '/oauth2/sessions/logout'),
     request_object_signing_alg_values_supported: ['none', 'RS256', 'ES256'],
-    code_challenge_methods_supported: ['plain', 'S256'],
+    // Hydra 26 advertises `plain` although it refuses it; only what is accepted is listed here.
+    code_challenge_methods_supported: c.oauth2.pkce.allow_plain ? ['plain', 'S256'] : ['S256'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     credentials_endpoint_draft_00: w.verifiable_credentials_url || appendPath(pub, '/credentials'),
     credentials_supported_draft_00: [

@@ -17,7 +17,8 @@ let t: TestServer;
 let client: CreatedClient;
 
 beforeAll(async () => {
-  t = await startTestServer();
+  // `plain` PKCE is off by default (as in Hydra); the PKCE test below checks it with it on.
+  t = await startTestServer({ overrides: { 'oauth2.pkce.allow_plain': true } });
   client = await createClient(t);
 });
 afterAll(() => t?.close());

@@ -20,8 +20,8 @@ describe('OpenID Connect discovery', () => {
     return (await r.json()) as Record<string, unknown>;
   };
 
-  it('publishes Hydra 26.2’s document for the default configuration, plus prompt_values_supported', async () => {
-    const s = await start();
+  it('publishes Hydra 26.2’s document for the default configuration (with oauth2.pkce.allow_plain), plus prompt_values_supported', async () => {
+    const s = await start({ 'oauth2.pkce.allow_plain': true });
     const P = s.publicUrl;
     const doc = await discover(s);
     expect(doc).toEqual({

@@ -97,8 +97,21 @@ describe('authorization request checks', () => {
     expect(code(() => effectiveResponseMode(['token'], 'query'))).toMatch(/^unsupported_response_mode/);
   });
 
+  it('refuses PKCE plain (and a challenge without a method) unless allow_plain, at both endpoints, as fosite', () => {
+    const strict = { enforced: false, enforcedForPublicClients: false, allowPlain: false };
+    const plainRefused = /^invalid_request: .*Clients must use code_challenge_method=S256, plain is not allowed\./;
+    expect(code(() => checkPkceRequest(strict, false, 'abc', 'plain'))).toMatch(plainRefused);
+    expect(code(() => checkPkceRequest(strict, false, 'abc', ''))).toMatch(plainRefused);
+    expect(checkPkceRequest(strict, false, 'abc', 'S256')).toEqual({
+      codeChallenge: 'abc',
+      codeChallengeMethod: 'S256',
+    });
+    const verifier = 'v'.repeat(50);
+    expect(code(() => verifyPkce(strict, false, verifier, 'plain', verifier))).toMatch(plainRefused);
+  });
+
   it('accepts PKCE S256 and plain, enforces it when configured, and verifies the verifier', () => {
-    const off = { enforced: false, enforcedForPublicClients: false };
+    const off = { enforced: false, enforcedForPublicClients: false, allowPlain: true };
     expect(checkPkceRequest(off, false, 'abc', '')).toEqual({ codeChallenge: 'abc', codeChallengeMethod: 'plain' });
     expect(code(() => checkPkceRequest(off, false, 'abc', 'S512'))).toMatch(/not supported/);
     expect(code(() => checkPkceRequest({ ...off, enforced: true }, false, '', ''))).toMatch(/Clients must include/);

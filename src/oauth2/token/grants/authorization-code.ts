@@ -54,6 +54,7 @@ export async function authorizationCodeGrant(
     {
       enforced: d.config.oauth2.pkce.enforced,
       enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients,
+      allowPlain: d.config.oauth2.pkce.allow_plain,
     },
     isPublicClient(client),
     code.codeChallenge,
