@@ -1,18 +1,16 @@
 /** Builds the public and admin apps from the container and the domains, and serves them. */
-import Router from '@koa/router';
 import type Koa from 'koa';
-import { consoleRouter } from './console/index.ts';
+import { consoleRoutes } from './console/index.ts';
 import { type Container, readiness } from './container.ts';
-import { auditRouter } from './core/audit/routes.ts';
+import { auditRoutes } from './core/audit/routes.ts';
 import { DEFAULT_DEV_USERS } from './core/config/load.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
-import { healthRouter, jacksonHealthRouter, metricsRouter } from './core/http/health.ts';
-import { openApiDocument, type RouteDoc, routerDocs } from './core/http/openapi.ts';
+import { healthRoutes, jacksonHealthRoutes, metricsRoutes } from './core/http/health.ts';
+import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openapi.ts';
+import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
-import { scimFailedAuthTarget } from './dsync/scim/handlers.ts';
-import { devUiRouter } from './oauth2/dev-ui.ts';
-import { oauth2FailedAuthTarget } from './oauth2/failed-auth.ts';
+import { devUiRoutes } from './oauth2/dev-ui.ts';
 import { OAUTH2_ROUTES } from './oauth2/routes.ts';
 import { VERSION } from './version.ts';
 
@@ -24,40 +22,57 @@ export interface Apps {
 /** Where each listener serves its OpenAPI document. */
 export const OPENAPI_PATHS = { public: '/.well-known/openapi.json', admin: '/admin/openapi.json' } as const;
 
+/** The admin API's access: open to whoever reaches the admin listener, as Hydra's (guard it at the network). */
+export const ADMIN_GUARD: Guard = {
+  open: true,
+  description:
+    'Whoever reaches the admin listener (Hydra’s model: keep it on a private network); JSON bodies only, so no web page can post to it across origins.',
+};
+
+export interface ListenerTable {
+  routes: DeclaredRoute[];
+  guards: Record<string, Guard>;
+}
+
 /**
- * The routers of each listener, in mounting order: health and metadata, the OAuth 2.0 domain (from
- * its route table), directory sync, and last the listener's OpenAPI document, which documents all
- * of them (the OAuth 2.0 routes from the table, the others from their routers).
+ * Every route of each listener with its policy, in matching order: health and metadata, the OAuth 2.0
+ * domain (from its route table), directory sync, the development pages or the console, and last the
+ * listener's OpenAPI document, which documents all of them but the console.
  */
-export function listenerRouters(c: Container): { public: Router[]; admin: Router[] } {
+export function listenerTables(c: Container): { public: ListenerTable; admin: ListenerTable } {
   const version = `v${VERSION}`;
   // The public listener hides readiness details (Hydra does the same).
-  const publicHealth = healthRouter({
-    version,
-    readiness: async () => Object.fromEntries(Object.keys(await readiness(c)).map((k) => [k, 'not ready'])),
-  });
-  const adminHealth = healthRouter({ version, readiness: () => readiness(c) }, '/admin');
-  const jacksonHealth = jacksonHealthRouter({ version, readiness: () => readiness(c) });
+  const publicReadiness = async () => Object.fromEntries(Object.keys(await readiness(c)).map((k) => [k, 'not ready']));
+  const adminReadiness = () => readiness(c);
   // `dsync.api.listener`: where the v1 directory-sync API is served (Api-Key on each).
   const listener = c.config.dsync.api.listener;
-  const v1Public = listener === 'public' || listener === 'both' ? [c.dsync.adminRouter] : [];
-  const v1Admin = listener === 'admin' || listener === 'both' ? [c.dsync.adminRouter] : [];
-  const others = {
-    public: [
-      { router: publicHealth, tag: 'metadata' },
-      { router: jacksonHealth, tag: 'metadata' },
-      { router: c.dsync.publicRouter, tag: 'dsync' },
-      ...v1Public.map((router) => ({ router, tag: 'dsync' })),
-    ],
-    admin: [
-      { router: adminHealth, tag: 'metadata' },
-      { router: jacksonHealth, tag: 'metadata' },
-      { router: metricsRouter(), tag: 'metadata' },
-      { router: auditRouter({ db: c.db, config: c.config, now: () => c.clock.now() }), tag: 'audit' },
-      ...v1Admin.map((router) => ({ router, tag: 'dsync' })),
-    ],
+  const v1 = {
+    public: listener === 'public' || listener === 'both',
+    admin: listener === 'admin' || listener === 'both',
   };
-  const docs = (kind: 'public' | 'admin') => {
+
+  const pub = new RouteTable();
+  const pubMeta = pub.group({ access: 'public', tag: 'metadata' });
+  healthRoutes(pubMeta, { version, readiness: publicReadiness });
+  jacksonHealthRoutes(pubMeta, { version, readiness: adminReadiness });
+  pub.routes.push(...c.oauth2.routes.public, ...c.dsync.routes.public, ...(v1.public ? c.dsync.routes.v1 : []));
+  // The development login, consent and logout pages (`dev_ui.enabled`); they call the admin API over HTTP.
+  if (c.config.dev_ui.enabled) devUiRoutes(pub, { config: c.config });
+
+  const adm = new RouteTable();
+  healthRoutes(adm.group({ access: 'public', prefix: '/admin', tag: 'metadata' }), {
+    version,
+    readiness: adminReadiness,
+  });
+  jacksonHealthRoutes(adm.group({ access: 'public', tag: 'metadata' }), { version, readiness: adminReadiness });
+  metricsRoutes(adm.group({ access: 'admin', tag: 'metadata' }));
+  auditRoutes(adm.group({ access: 'admin', tag: 'audit' }), { db: c.db, config: c.config, now: () => c.clock.now() });
+  adm.routes.push(...c.oauth2.routes.admin, ...(v1.admin ? c.dsync.routes.v1 : []));
+  const documented = adm.routes.length;
+  // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.
+  const consoleGuards = c.config.console.enabled ? consoleRoutes(adm, c) : {};
+
+  const docs = (kind: 'public' | 'admin', table: RouteTable, routes: readonly DeclaredRoute[], access: string) => {
     const self: RouteDoc = {
       method: 'get',
       path: OPENAPI_PATHS[kind],
@@ -66,6 +81,7 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
       summary: 'This OpenAPI document.',
       responses: { 200: { description: 'OpenAPI 3.1 document.' } },
     };
+    const fromTable = new Set(OAUTH2_ROUTES.filter((r) => r.listener === kind).map((r) => `${r.method} ${r.path}`));
     const doc = openApiDocument(
       {
         title: `gatehouse ${kind} API`,
@@ -77,47 +93,26 @@ export function listenerRouters(c: Container): { public: Router[]; admin: Router
       },
       [
         ...OAUTH2_ROUTES.filter((r) => r.listener === kind),
-        ...others[kind].flatMap((o) => routerDocs(o.router, o.tag)),
+        ...declaredDocs(routes.filter((r) => !fromTable.has(`${r.method} ${r.path}`))),
         self,
       ],
     );
-    const r = new Router();
-    r.get(OPENAPI_PATHS[kind], function getOpenApiDocument(ctx) {
+    table.group({ access, tag: 'metadata' }).get(OPENAPI_PATHS[kind], function getOpenApiDocument(ctx) {
       ctx.body = doc;
     });
-    return r;
   };
-  const [pubHealth, jackson, scim, ...pubV1] = others.public.map((o) => o.router);
-  const [admHealth, jackson2, metrics, audit, ...admV1] = others.admin.map((o) => o.router);
+  docs('public', pub, [...pub.routes], 'public');
+  docs('admin', adm, adm.routes.slice(0, documented), 'admin');
+  const guards = { ...c.oauth2.guards, ...c.dsync.guards, admin: ADMIN_GUARD };
   return {
-    public: [
-      pubHealth,
-      jackson,
-      c.oauth2.publicRouter,
-      scim,
-      ...pubV1,
-      // The development login, consent and logout pages (`dev_ui.enabled`); they call the admin API over HTTP.
-      ...(c.config.dev_ui.enabled ? [devUiRouter({ config: c.config })] : []),
-      docs('public'),
-    ] as Router[],
-    admin: [
-      admHealth,
-      jackson2,
-      metrics,
-      audit,
-      c.oauth2.adminRouter,
-      ...admV1,
-      // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.
-      ...(c.config.console.enabled ? [consoleRouter(c)] : []),
-      docs('admin'),
-    ] as Router[],
+    public: { routes: pub.routes, guards },
+    admin: { routes: adm.routes, guards: { ...guards, ...consoleGuards } },
   };
 }
 
 export function buildApps(c: Container): Apps {
-  const routers = listenerRouters(c);
+  const tables = listenerTables(c);
   const limits = c.config.serve.limits;
-  const v1Public = ['public', 'both'].includes(c.config.dsync.api.listener);
   const fa = c.config.rate_limit.failed_auth;
   const failedAuth = {
     enabled: fa.enabled,
@@ -125,6 +120,8 @@ export function buildApps(c: Container): Apps {
     perCredential: fa.per_credential,
     perAddress: fa.per_address,
   };
+  const limiter = failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth, c.changes), failedAuth);
+  const v1Public = ['public', 'both'].includes(c.config.dsync.api.listener);
   // Each domain registers its error renderers and their path prefixes; the core renders through them.
   const families = [c.oauth2.errorFamilies, c.dsync.errorFamilies];
   const errorRenderers = Object.assign({}, ...families.map((f) => f.renderers));
@@ -134,29 +131,21 @@ export function buildApps(c: Container): Apps {
     urlLimit: limits.url,
     exposeDebug: c.config.oauth2.expose_internal_errors,
     disableHealthLog: c.config.serve.request_log.disable_for_health,
+    failedAuth: limiter,
+    // Limits by the names routes use: SCIM bodies have their own; the v1 API keeps the admin
+    // listener's limit wherever it is served.
+    bodyLimits: { scim: limits.body.scim, admin: limits.body.admin },
   };
   return {
     public: createApp({
       ...common,
       kind: 'public',
-      bodyLimit: limits.body.public,
-      middleware: [
-        failedAuthLimiter(createFailureCounter(c.db, c.clock, failedAuth, c.changes), failedAuth, [
-          oauth2FailedAuthTarget,
-          scimFailedAuthTarget,
-        ]),
-      ],
-      bodyLimits: [
-        ...c.dsync.errorFamilies.public
-          .filter((f) => f.family === 'scim')
-          .map((f) => ({ prefix: f.prefix, limit: limits.body.scim })),
-        // The v1 API keeps the admin listener's body limit when it is served here.
-        ...(v1Public ? c.dsync.errorFamilies.admin.map((f) => ({ prefix: f.prefix, limit: limits.body.admin })) : []),
-      ],
+      bodyLimits: { ...common.bodyLimits, default: limits.body.public },
       cors: c.config.serve.public.cors,
       perClientCors: c.oauth2.cors,
       prepared: c.oauth2.preparedRoutes,
-      routers: routers.public,
+      routes: tables.public.routes,
+      guards: tables.public.guards,
       errorFamilies: [
         ...c.oauth2.errorFamilies.public,
         ...c.dsync.errorFamilies.public,
@@ -166,9 +155,10 @@ export function buildApps(c: Container): Apps {
     admin: createApp({
       ...common,
       kind: 'admin',
-      bodyLimit: limits.body.admin,
+      bodyLimits: { ...common.bodyLimits, default: limits.body.admin },
       cors: c.config.serve.admin.cors,
-      routers: routers.admin,
+      routes: tables.admin.routes,
+      guards: tables.admin.guards,
       errorFamilies: [...c.oauth2.errorFamilies.admin, ...c.dsync.errorFamilies.admin],
     }),
   };

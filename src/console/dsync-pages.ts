@@ -8,9 +8,10 @@
  * operator asks for them with a POST (CSRF-checked, logged without the value); the answer shows the
  * value in a `<details>` open by default, with a copy button (the only script of the console).
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
 import { AppError } from '../core/errors.ts';
+import type { Registrar } from '../core/http/routes.ts';
 import { listFailedJobs, retryFailedJobs } from '../core/jobs/admin.ts';
 import { LIFECYCLE_TASK } from '../dsync/events/lifecycle.ts';
 import { DELIVER_TASK } from '../dsync/events/service.ts';
@@ -129,7 +130,7 @@ export async function attemptsPerMinute(
   return { delivered, failed, complete: false };
 }
 
-export function dsyncPages(env: ConsoleEnv, r: Router): void {
+export function dsyncPages(env: ConsoleEnv, r: Registrar): void {
   const c = env.c;
   const s = () => c.dsync.services;
 

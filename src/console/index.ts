@@ -12,12 +12,12 @@
  * Every page goes through `sendHtml` (per-response nonce CSP); every POST carries the session's
  * CSRF token; destructive actions go through a confirmation page.
  */
-import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Container } from '../container.ts';
 import { AppError } from '../core/errors.ts';
 import { cspSource, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
+import type { Guard, RouteTable } from '../core/http/routes.ts';
 import { overviewPage, startSampler } from './charts.ts';
 import { dsyncPages } from './dsync-pages.ts';
 import { e, layout } from './html.ts';
@@ -59,7 +59,11 @@ export const NOTICES: Record<string, string> = {
   'link-created': 'A setup link was created.',
 };
 
-export function consoleRouter(c: Container): Router {
+/**
+ * Registers the console's pages on the admin listener's table (sign-in pages public, every other
+ * page behind the `operator` guard) and returns that guard.
+ */
+export function consoleRoutes(table: RouteTable, c: Container): { operator: Guard } {
   const cfg = c.config;
   const admin = new URL(cfg.urls.self.admin);
   const sealer = createCookieSealer(cfg.secrets.system, c.clock, admin.protocol === 'https:');
@@ -115,11 +119,8 @@ export function consoleRouter(c: Container): Router {
 
   const signIn = createSignIn({ c, sealer, clientId: CONSOLE_CLIENT_ID, ttlSec, isOperator, problem });
 
-  // The admin listener serves every route under `/admin` too (`/console` arrives as `/admin/console`).
-  const r = new Router({ prefix: '/admin/console' });
-
   // Errors of every console route become an HTML page (services throw AppError with a message for people).
-  r.use(async function consoleErrors(ctx: Context, next: Next) {
+  async function consoleErrors(ctx: Context, next: Next) {
     try {
       await next();
     } catch (err) {
@@ -131,13 +132,15 @@ export function consoleRouter(c: Container): Router {
       c.log.error({ err: { name: (err as Error)?.name, message: (err as Error)?.message } }, 'console page failed');
       problem(ctx, 500, 'The page could not be built; the server log has the details.');
     }
-  });
+  }
 
-  signIn.mount(r);
+  // The admin listener serves every route under `/admin` too (`/console` arrives as `/admin/console`).
+  const group = { prefix: '/admin/console', body: ['form' as const], wrap: [consoleErrors], tag: 'console' };
+  signIn.mount(table.group({ ...group, access: 'public' }));
+  const r = table.group({ ...group, access: 'operator' });
 
   // Every other page: a valid session of a current operator, and the CSRF token on every POST.
-  r.use(async function consoleGuard(ctx: Context, next: Next) {
-    if (['/login', '/callback', '/signed-out'].includes(publicPath(ctx).slice('/console'.length))) return next();
+  async function consoleGuard(ctx: Context, next: Next) {
     const s = await sealer.readSession(ctx);
     if (!s || !isOperator(s.sub)) {
       if (s) sealer.endSession(ctx);
@@ -152,13 +155,15 @@ export function consoleRouter(c: Container): Router {
       return problem(ctx, 403, 'The form is invalid or expired (CSRF check failed); reload the page and try again.');
     }
     await next();
-  });
+  }
 
   r.post('/logout', async function consoleLogout(ctx) {
     sealer.endSession(ctx);
     ctx.status = 303;
     ctx.redirect('/console/signed-out');
   });
+
+
 
   r.get('/', async function consoleOverview(ctx) {
     await overviewPage(env, ctx);
@@ -168,5 +173,11 @@ export function consoleRouter(c: Container): Router {
   dsyncPages(env, r);
   jobPages(env, r);
 
-  return r;
+  return {
+    operator: {
+      description: 'A signed-in operator (`console.operators`), with the session’s CSRF token on every POST.',
+      check: consoleGuard,
+      readsBody: true,
+    },
+  };
 }

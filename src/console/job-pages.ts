@@ -4,8 +4,9 @@
  * task) with a fresh attempt budget. It reads and retries through the core's job admin functions,
  * the same ones behind `gatehouse jobs failed` and `gatehouse jobs retry`.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
+import type { Registrar } from '../core/http/routes.ts';
 import { countJobs, type JobState, listFailedJobs, retryFailedJobs } from '../core/jobs/admin.ts';
 import { e, postButton, table, when } from './html.ts';
 import type { ConsoleEnv } from './index.ts';
@@ -23,7 +24,7 @@ const RESULTS: Record<string, string> = {
 /** The first line of an error, for tables (the whole text is in the row's details). */
 export const firstLine = (s: string | null) => (s ?? '').split('\n')[0] ?? '';
 
-export function jobPages(env: ConsoleEnv, r: Router): void {
+export function jobPages(env: ConsoleEnv, r: Registrar): void {
   const db = env.c.db;
 
   r.get('/jobs', async function consoleJobs(ctx: Context) {

@@ -5,9 +5,10 @@
  * calls the OAuth 2.0 domain's services; the services' validation errors come back as the error
  * page of the console.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
 import { AppError } from '../core/errors.ts';
+import type { Registrar } from '../core/http/routes.ts';
 import { clientBody, decodeBody, renderClient, toDraft } from '../oauth2/clients/schemas.ts';
 import { generateSecret } from '../oauth2/clients/secrets.ts';
 import { decodeTrustBody } from '../oauth2/trust/schemas.ts';
@@ -34,7 +35,7 @@ const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
 const enc = encodeURIComponent;
 const badRequest = (description: string) => new AppError({ status: 400, code: 'Bad Request', description });
 
-export function oauth2Pages(env: ConsoleEnv, r: Router): void {
+export function oauth2Pages(env: ConsoleEnv, r: Registrar): void {
   const { c } = env;
   const clients = c.oauth2.clients;
   const csrf = (ctx: Context) => env.session(ctx).csrf;

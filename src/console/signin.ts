@@ -8,12 +8,12 @@
  * subjects listed in `console.operators`.
  */
 import { createHash } from 'node:crypto';
-import type Router from '@koa/router';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { Context } from 'koa';
 import type { Container } from '../container.ts';
 import { AppError } from '../core/errors.ts';
 import { sendHtml } from '../core/http/html.ts';
+import type { Registrar } from '../core/http/routes.ts';
 import { clientBody, decodeBody, toDraft } from '../oauth2/clients/schemas.ts';
 import { e, layout } from './html.ts';
 import { type CookieSealer, randomToken, sameSecret } from './session.ts';
@@ -127,7 +127,7 @@ export function createSignIn(d: SignInDeps) {
     return body;
   }
 
-  function mount(r: Router) {
+  function mount(r: Registrar) {
     r.get('/login', async function consoleLogin(ctx) {
       await ensureClient();
       const state = randomToken();

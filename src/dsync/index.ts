@@ -3,10 +3,11 @@
  * routers: SCIM for identity providers on the public listener, the v1 management API on the admin
  * listener, and the Jackson-style library controller. No I/O happens here.
  */
-import type Router from '@koa/router';
+
 import { keyRing } from '../core/crypto/keys.ts';
 import { cookiesSecure } from '../core/http/cookies.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
+import { type DeclaredRoute, type Guard, RouteTable } from '../core/http/routes.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
 import { SafeFetchError } from '../core/safe-fetch.ts';
 import { createAuthorizationLinks } from './cloud/google/link.ts';
@@ -23,7 +24,7 @@ import { createWebhookLogsService } from './events/logs.ts';
 import { createRetryService } from './events/retry.ts';
 import type { DeliveryPolicy } from './events/service.ts';
 import { createGroupsService } from './groups/service.ts';
-import { adminRouter, errorFamilies, publicRouter } from './routes.ts';
+import { type DsyncAccess, dsyncGuards, errorFamilies, publicRoutes, v1Routes } from './routes.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
 import { createSetupLinksService } from './setup-links.ts';
@@ -159,8 +160,9 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
 export type DsyncServices = ReturnType<typeof createDsyncServices>;
 
 export interface Dsync {
-  publicRouter: Router;
-  adminRouter: Router;
+  /** Routes with their policies: the public listener's, and the v1 API's (on the listener `dsync.api.listener` names). */
+  routes: { public: readonly DeclaredRoute[]; v1: readonly DeclaredRoute[] };
+  guards: Record<DsyncAccess, Guard>;
   /** Error renderers and their path prefixes, registered with the apps (see core/http/errors.ts). */
   errorFamilies: ErrorFamilies;
   services: DsyncServices;
@@ -175,9 +177,13 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
     callbackPath: core.config.dsync.google.callback_path,
     secureCookies: cookiesSecure(core.config),
   };
+  const pub = new RouteTable();
+  publicRoutes(pub, services, google);
+  const v1 = new RouteTable();
+  v1Routes(v1, services);
   return {
-    publicRouter: publicRouter(services, google),
-    adminRouter: adminRouter(services, core.config.dsync.api_keys),
+    routes: { public: pub.routes, v1: v1.routes },
+    guards: dsyncGuards(services, core.config.dsync.api_keys),
     errorFamilies: errorFamilies(google),
     services,
     controller: (o = {}) => createDirectorySyncController(services, { log: core.log, ...o }),

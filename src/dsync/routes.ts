@@ -1,21 +1,22 @@
 /**
- * The routers of directory sync. Public listener: SCIM for identity providers. Admin listener:
- * Jackson's management API under `/api/v1/dsync`, behind `Authorization: Api-Key <key>` (Jackson's
- * gateway takes the second token of the header and looks it up in `JACKSON_API_KEYS`; here every
- * configured key is compared in constant time).
+ * The routes of directory sync, each group with its policy (core/http/routes.ts). Public listener:
+ * SCIM for identity providers, setup links, Google authorization. Admin listener (or where
+ * `dsync.api.listener` says): Jackson's management API under `/api/v1/dsync`, behind
+ * `Authorization: Api-Key <key>` (Jackson's gateway takes the second token of the header and looks
+ * it up in `JACKSON_API_KEYS`; here every configured key is compared in constant time).
  */
 
-import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
+import type { Guard, RouteTable } from '../core/http/routes.ts';
 import { setActor } from '../core/observability/scope.ts';
 import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
 import type { GoogleService } from './cloud/google/service.ts';
 import { directoryByIdRoutes, directoryRoutes } from './directories/handlers.ts';
 import type { DirectoriesService } from './directories/service.ts';
-import { DSYNC_FAMILY, dsyncMessage, ERROR_RENDERERS, SCIM_FAMILY } from './errors.ts';
+import { DSYNC_FAMILY, dsyncMessage, ERROR_RENDERERS, SCIM_FAMILY, scimError } from './errors.ts';
 import type { BatchService } from './events/batch.ts';
 import type { EventFeedService } from './events/feed.ts';
 import { eventRoutes, feedRoutes, webhookRoutes } from './events/handlers.ts';
@@ -23,7 +24,7 @@ import type { WebhookLogsService } from './events/logs.ts';
 import type { RetryService } from './events/retry.ts';
 import { groupRoutes } from './groups/handlers.ts';
 import type { GroupsService } from './groups/service.ts';
-import { SCIM_PREFIX, scimRoutes } from './scim/handlers.ts';
+import { SCIM_PREFIX, scimFailedAuthTarget, scimRoutes } from './scim/handlers.ts';
 import type { ScimService } from './scim/service.ts';
 import { SETUP_PREFIX, setupLinkAdminRoutes, setupLinkPublicRoutes } from './setup-link-handlers.ts';
 import type { SetupLinksService } from './setup-links.ts';
@@ -65,7 +66,7 @@ export function errorFamilies(google: Pick<GoogleRouteOptions, 'authorizePath' |
 }
 
 export function apiKeyGuard(keys: readonly string[]) {
-  return async (ctx: Context, next: Next) => {
+  return async function apiKey(ctx: Context, next: Next) {
     const token = authToken(ctx);
     let ok = false;
     // Compare with every key, without stopping early.
@@ -76,26 +77,76 @@ export function apiKeyGuard(keys: readonly string[]) {
   };
 }
 
-export function publicRouter(s: DsyncRouteServices, google: GoogleRouteOptions): Router {
-  const r = new Router();
-  scimRoutes(r, s);
-  setupLinkPublicRoutes(r, s);
-  googlePublicRoutes(r, s, google);
-  return r;
+/** A value PostgreSQL refuses (NUL byte, out of range) is the caller's: 400, not 500. */
+async function dataExceptionsAre400(_ctx: Context, next: Next) {
+  try {
+    await next();
+  } catch (e) {
+    if (isDataException(e)) throw dsyncMessage(400, 'Invalid input.');
+    throw e;
+  }
 }
 
-export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): Router {
-  const r = new Router({ prefix: V1_PREFIX });
-  r.use(async (_ctx, next) => {
-    try {
-      await next();
-    } catch (e) {
-      // A value PostgreSQL refuses (NUL byte, out of range) is the caller's: 400, not 500.
-      if (isDataException(e)) throw dsyncMessage(400, 'Invalid input.');
-      throw e;
-    }
+/** The access names of directory sync and their guards (core/http/routes.ts). */
+export type DsyncAccess = 'api-key' | 'scim-bearer' | 'setup-token' | 'google-link';
+
+export function dsyncGuards(
+  s: Pick<DsyncRouteServices, 'setupLinks'>,
+  apiKeys: readonly string[],
+): Record<DsyncAccess, Guard> {
+  return {
+    'api-key': {
+      description: 'A key of `dsync.api_keys` (`Authorization: Api-Key <key>`).',
+      check: apiKeyGuard(apiKeys),
+    },
+    'scim-bearer': {
+      description:
+        "The directory's SCIM secret (`Authorization: Bearer <secret>`): a request without one is refused here; the endpoint compares it in constant time; failures are rate limited.",
+      async check(ctx, next) {
+        if (!authToken(ctx)) throw scimError(401, 'Unauthorized');
+        await next();
+      },
+    },
+    'setup-token': {
+      description: "A setup link's token (in the path), unexpired and not revoked.",
+      async check(ctx, next) {
+        await s.setupLinks.getByToken((ctx.params as { token?: string }).token);
+        await next();
+      },
+    },
+    'google-link': {
+      description:
+        "A short-lived authorization link (or a setup link token of the directory's tenant) in the query, verified by the endpoint; the callback checks its signed state and cookie.",
+    },
+  };
+}
+
+/** The public listener's routes: SCIM for identity providers, setup links, Google authorization. */
+export function publicRoutes(table: RouteTable, s: DsyncRouteServices, google: GoogleRouteOptions): void {
+  scimRoutes(
+    table.group({
+      access: 'scim-bearer',
+      body: ['scim'],
+      bodyLimit: 'scim',
+      failedAuth: scimFailedAuthTarget,
+      tag: 'dsync',
+    }),
+    s,
+  );
+  setupLinkPublicRoutes(table.group({ access: 'setup-token', body: ['json'], tag: 'dsync' }), s);
+  googlePublicRoutes(table.group({ access: 'google-link', tag: 'dsync' }), s, google);
+}
+
+/** Jackson's v1 management API under `/api/v1/dsync`, behind the Api-Key (on the listener `dsync.api.listener` names). */
+export function v1Routes(table: RouteTable, s: DsyncRouteServices): void {
+  const r = table.group({
+    prefix: V1_PREFIX,
+    access: 'api-key',
+    body: ['json'],
+    bodyLimit: 'admin',
+    wrap: [dataExceptionsAre400],
+    tag: 'dsync',
   });
-  r.use(apiKeyGuard(apiKeys));
   // Fixed paths before `/:directoryId`, which would match them too.
   directoryRoutes(r, s);
   userRoutes(r, s);
@@ -106,5 +157,4 @@ export function adminRouter(s: DsyncRouteServices, apiKeys: readonly string[]): 
   webhookRoutes(r, s);
   googleAdminRoutes(r, s);
   directoryByIdRoutes(r, s);
-  return r;
 }

@@ -3,14 +3,15 @@
  * pages/api/setup/[token]/**): the Api-Key management routes on the v1 router, and the routes a
  * tenant's administrator uses with the link's token alone, on the public listener.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
+import type { Registrar } from '../core/http/routes.ts';
 import type { SetupLinksService } from './setup-links.ts';
 import { allow, bodyObject, pageParams, param } from './v1-handlers.ts';
 
 export const SETUP_PREFIX = '/api/setup';
 
-export function setupLinkAdminRoutes(r: Router, s: { setupLinks: SetupLinksService }): void {
+export function setupLinkAdminRoutes(r: Registrar, s: { setupLinks: SetupLinksService }): void {
   /** POST /api/v1/dsync/setuplinks: 201 `{data: link}` (the existing link unless `regenerate`). */
   r.post('/setuplinks', async (ctx: Context) => {
     ctx.status = 201;
@@ -39,7 +40,7 @@ export function setupLinkAdminRoutes(r: Router, s: { setupLinks: SetupLinksServi
   allow(r, '/setuplinks/product', ['GET']);
 }
 
-export function setupLinkPublicRoutes(r: Router, s: { setupLinks: SetupLinksService }): void {
+export function setupLinkPublicRoutes(r: Registrar, s: { setupLinks: SetupLinksService }): void {
   const setup = () => s.setupLinks.setup;
   const base = `${SETUP_PREFIX}/:token`;
   r.get(base, async (ctx: Context) => {

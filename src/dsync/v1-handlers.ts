@@ -2,9 +2,10 @@
  * Small helpers shared by the v1 handlers: query parameters as Jackson's Next.js routes read them,
  * and the 405 answer of Jackson's `defaultHandler`.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
 import { firstValue } from '../core/http/params.ts';
+import type { Registrar } from '../core/http/routes.ts';
 import { dsyncMessage } from './errors.ts';
 import type { PageParams } from './types.ts';
 
@@ -42,7 +43,7 @@ export function bodyObject(ctx: Context): Record<string, unknown> {
 }
 
 /** Registers, after the real routes of `path`, Jackson's 405 `Method X not allowed.` with `Allow`. */
-export function allow(router: Router, path: string, methods: string[]): void {
+export function allow(router: Registrar, path: string, methods: string[]): void {
   router.all(path, (ctx) => {
     throw dsyncMessage(405, `Method ${ctx.method} not allowed.`, { Allow: methods.join(', ') });
   });

@@ -1,6 +1,6 @@
 /**
- * Per-client CORS origins (Hydra's OAuth2-aware CORS middleware): on the token, revocation,
- * userinfo, credentials, discovery and JWKS endpoints, an origin that `serve.public.cors` does not
+ * Per-client CORS origins (Hydra's OAuth2-aware CORS middleware): on the routes whose policy says
+ * `cors: 'per-client'` (token, revocation, userinfo, credentials, discovery and JWKS), an origin that `serve.public.cors` does not
  * allow is allowed when the client behind the request lists it in `allowed_cors_origins`. The
  * client is named by the form's `client_id` (client_secret_post), else the Basic user name
  * (client_secret_basic), else the client an access token (Bearer header or `access_token`
@@ -13,16 +13,6 @@ import { bearerToken as bearerOf, firstValue } from '../core/http/params.ts';
 import type { ClientService } from './clients/service.ts';
 import { basicCredentials } from './token/client-auth.ts';
 import type { TokenLookup } from './token/lookup.ts';
-
-export const PER_CLIENT_CORS_PATHS: ReadonlySet<string> = new Set([
-  '/oauth2/token',
-  '/oauth2/revoke',
-  '/userinfo',
-  '/credentials',
-  '/.well-known/openid-configuration',
-  '/.well-known/oauth-authorization-server',
-  '/.well-known/jwks.json',
-]);
 
 /** The form body only (as Go's PostFormValue): a JSON body names no client. */
 const formBody = (ctx: Context): Record<string, unknown> | undefined =>
@@ -57,7 +47,6 @@ export function createPerClientCors(d: {
     return exp && exp.getTime() <= d.now().getTime() ? undefined : found.row.clientId;
   }
   return {
-    covers: (path) => PER_CLIENT_CORS_PATHS.has(path),
     async origins(ctx) {
       const id = await clientId(ctx);
       if (!id) return [];

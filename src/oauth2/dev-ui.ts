@@ -7,13 +7,14 @@
  * Every form carries a token signed with a per-process key and bound to the challenge; every page
  * goes through `sendHtml` (nonce CSP, nosniff, no-referrer, no framing) and escapes every value.
  */
+
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { DevUser } from '../core/config/schema.ts';
 import { secretKey } from '../core/crypto/keys.ts';
 import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
+import type { RouteTable } from '../core/http/routes.ts';
 import type { OAuth2Config } from './deps.ts';
 
 type Kind = 'login' | 'consent' | 'logout' | 'device';
@@ -99,7 +100,8 @@ export interface DevUiOptions {
   fetch?: typeof fetch;
 }
 
-export function devUiRouter(o: DevUiOptions): Router {
+/** The development pages under `/dev` on the public listener: public, with CSRF tokens bound to each challenge. */
+export function devUiRoutes(table: RouteTable, o: DevUiOptions): void {
   const cfg = o.config;
   const users = cfg.dev_ui.users ?? [];
   const doFetch = o.fetch ?? fetch;
@@ -213,7 +215,7 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
     sendHtml(ctx, (n) => layout(n, 'Sign in', main), { formAction: formTargets(req.client) }, error ? 401 : 200);
   }
 
-  const r = new Router({ prefix: '/dev' });
+  const r = table.group({ prefix: '/dev', access: 'public', body: ['form'], tag: 'dev' });
 
   r.get('/login', async function devLogin(ctx) {
     const challenge = challengeOf(ctx, 'login');
@@ -428,6 +430,4 @@ ${client && typeof client.client_id === 'string' ? `<input type="hidden" name="c
     const main = `<p role="status">You successfully authenticated on your device${client ? ` (${clientLabel(client)})` : ''}. You can close this page and return to the device.</p>`;
     sendHtml(ctx, (n) => layout(n, 'Device connected', main));
   });
-
-  return r;
 }

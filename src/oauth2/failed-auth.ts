@@ -1,6 +1,7 @@
 /**
  * The requests of this domain the failed-authentication limiter counts (core/http/auth-failures.ts):
- * client authentication at the token and revocation endpoints, per claimed client id.
+ * client authentication at the routes whose policy names this target (token, revocation, device
+ * authorization), per claimed client id.
  */
 import type { Context } from 'koa';
 import type { FailedAuthTarget } from '../core/http/auth-failures.ts';
@@ -31,7 +32,5 @@ export function claimedClientId(ctx: Context): string | undefined {
   return undefined;
 }
 
-export const oauth2FailedAuthTarget: FailedAuthTarget = (ctx) =>
-  ctx.method === 'POST' && (ctx.path === '/oauth2/token' || ctx.path === '/oauth2/revoke')
-    ? { kind: 'oauth2', credential: claimedClientId(ctx) }
-    : undefined;
+/** The limiter's target on the routes that declare it (token, revocation, device authorization). */
+export const oauth2FailedAuthTarget: FailedAuthTarget = (ctx) => ({ kind: 'oauth2', credential: claimedClientId(ctx) });

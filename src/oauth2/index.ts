@@ -3,11 +3,12 @@
  * returns the routers for the public and admin listeners. No I/O happens here.
  */
 
-import Router from '@koa/router';
 import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
 import type { PerClientCors } from '../core/http/cors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
+import { bearerToken } from '../core/http/params.ts';
 import { DOCUMENT_CACHE_CONTROL, type PreparedRoute, preparedCache } from '../core/http/prepared.ts';
+import { type DeclaredRoute, type Guard, RouteTable } from '../core/http/routes.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
 import { authorizeHandlers } from './authorize/handlers.ts';
 import { clientHandlers } from './clients/handlers.ts';
@@ -34,7 +35,7 @@ import { createJwkService, type JwkService } from './jwk/service.ts';
 import { logoutHandlers } from './logout/handlers.ts';
 import { OAUTH2_ERROR_FAMILIES } from './oauth-errors.ts';
 import { revocationHandlers } from './revoke/handlers.ts';
-import { mountOAuth2Routes, OAUTH2_ROUTES } from './routes.ts';
+import { mountOAuth2Routes, OAUTH2_ROUTES, type OAuth2Access } from './routes.ts';
 import { sessionHandlers } from './sessions/handlers.ts';
 import { oauth2Tasks } from './tasks.ts';
 import { tokenHandlers } from './token/handlers.ts';
@@ -43,8 +44,10 @@ import { createTrustService, type TrustService } from './trust/service.ts';
 import { userinfoHandlers } from './userinfo/handlers.ts';
 
 export interface OAuth2 {
-  publicRouter: Router;
-  adminRouter: Router;
+  /** Every route of the domain per listener, with its policy (the table in routes.ts). */
+  routes: { public: readonly DeclaredRoute[]; admin: readonly DeclaredRoute[] };
+  /** The guards of the access names the routes use (`admin` is the server's). */
+  guards: Record<Exclude<OAuth2Access, 'public' | 'admin'>, Guard>;
   /** Signing and verification keys for ID tokens, JWT access tokens and logout tokens. */
   keys: KeyProvider;
   jwks: JwkService;
@@ -74,8 +77,7 @@ const publicPathsOf = (handler: string) =>
   ).map((r) => r.path);
 
 export function createOAuth2(core: OAuth2Deps): OAuth2 {
-  const publicRouter = new Router();
-  const adminRouter = new Router();
+  const tables = { public: new RouteTable(), admin: new RouteTable() };
   const { config, clock } = core;
   const sealer = createKeySealer(config.secrets.system, DEFAULT_NETWORK_ID);
   const cacheCfg = config.db.jwk_cache;
@@ -108,18 +110,20 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
   });
   const janitor = createJanitor({ db: core.db, jobs: jobsFor(oauth2Tasks, core.queue), clock, log: core.log, config });
   const dcr = registrationHandlers(registration);
-  const gate = dcr.requireDynamicRegistration;
   const f = flows;
   mountOAuth2Routes(
-    { public: publicRouter, admin: adminRouter },
+    {
+      public: tables.public.group({ access: 'public', tag: 'oauth2' }),
+      admin: tables.admin.group({ access: 'admin', tag: 'oauth2' }),
+    },
     {
       ...jwkHandlers({ service: jwks, issuer: config.urls.self.issuer, publicJwks }),
       ...discoveryHandlers(discoveryDocument),
       ...clientHandlers(clients),
-      createOidcDynamicClient: [gate, dcr.createOidcDynamicClient],
-      getOidcDynamicClient: [gate, dcr.getOidcDynamicClient],
-      setOidcDynamicClient: [gate, dcr.setOidcDynamicClient],
-      deleteOidcDynamicClient: [gate, dcr.deleteOidcDynamicClient],
+      createOidcDynamicClient: dcr.createOidcDynamicClient,
+      getOidcDynamicClient: dcr.getOidcDynamicClient,
+      setOidcDynamicClient: dcr.setOidcDynamicClient,
+      deleteOidcDynamicClient: dcr.deleteOidcDynamicClient,
       ...trustHandlers(trust),
       ...flowHandlers(f.flows),
       ...authorizeHandlers(f.authorize, config),
@@ -135,9 +139,27 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     },
   );
   const cors = createPerClientCors({ clients, lookup: flows.lookup, now: () => clock.now() });
+  const guards: OAuth2['guards'] = {
+    client: {
+      description:
+        'An OAuth 2.0 client, authenticated by the endpoint (RFC 6749 §2.3: client_secret_basic, client_secret_post, private_key_jwt, or none for public clients); failures are rate limited.',
+    },
+    'access-token': { description: 'An access token (RFC 6750), verified by the endpoint.' },
+    'dynamic-registration': {
+      description: 'Anyone, while `oidc.dynamic_client_registration.enabled` (404 otherwise).',
+      check: dcr.requireDynamicRegistration,
+    },
+    'registration-token': {
+      description: "The client's registration access token (RFC 7592 §3), while dynamic registration is enabled.",
+      async check(ctx, next) {
+        await registration.get((ctx.params as { id: string }).id, bearerToken(ctx.get('authorization')));
+        await next();
+      },
+    },
+  };
   return {
-    publicRouter,
-    adminRouter,
+    routes: { public: tables.public.routes, admin: tables.admin.routes },
+    guards,
     keys,
     jwks,
     discovery,

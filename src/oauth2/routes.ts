@@ -5,14 +5,14 @@
  * (`/.well-known/openapi.json`, `/admin/openapi.json`) are generated from the same table, so a route
  * cannot be served without being documented.
  */
-import type Router from '@koa/router';
-import type { RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { RouteDoc } from '../core/http/openapi.ts';
+import type { BodyType, Registrar, RoutePolicy } from '../core/http/routes.ts';
 import { clientBody, lifespansBody } from './clients/schemas.ts';
 import { createVerifiableCredentialBody } from './credentials/service.ts';
 import { acceptDeviceUserCodeBody } from './device/handlers.ts';
+import { oauth2FailedAuthTarget } from './failed-auth.ts';
 import { acceptConsentBody, acceptLoginBody, rejectBody } from './flows/schemas.ts';
 import { createJsonWebKeySetBody, jsonWebKeyBody, jsonWebKeySetBody } from './jwk/schemas.ts';
 import { trustBody } from './trust/schemas.ts';
@@ -23,7 +23,28 @@ export interface OAuth2Route extends RouteDoc {
   listener: Listener;
   /** Key of the handler in the handler map; the operation id when absent. */
   handler?: string;
+  /** Who may call (core/http/routes.ts): `admin` on the admin listener, `public` on the public one, unless given. */
+  access?: OAuth2Access;
+  /** Body types taken; the documented body's type when absent. */
+  accepts?: readonly BodyType[];
+  /** Also allows the origins of the client behind the request (Hydra's OAuth2-aware CORS). */
+  perClientCors?: true;
+  /** Failed client authentications are counted per claimed client and per address. */
+  limited?: true;
 }
+
+/**
+ * The access names of this domain: `client` (OAuth 2.0 client authentication at the endpoint, RFC
+ * 6749 §2.3), `access-token` (an access token, RFC 6750), `dynamic-registration` (open while
+ * dynamic registration is on), `registration-token` (RFC 7592 §3), `admin` (the admin API).
+ */
+export type OAuth2Access =
+  | 'public'
+  | 'client'
+  | 'access-token'
+  | 'dynamic-registration'
+  | 'registration-token'
+  | 'admin';
 
 // ---- wire shapes (documentation; the handlers decode with the schemas imported above) ----------
 
@@ -118,6 +139,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'get',
     path: '/.well-known/openid-configuration',
     operationId: 'discoverOidcConfiguration',
+    perClientCors: true,
     tags: ['oidc'],
     summary: 'OpenID Connect discovery.',
     responses: { 200: json('The discovery document.'), ...err },
@@ -126,6 +148,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'get',
     path: '/.well-known/oauth-authorization-server',
     operationId: 'discoverOAuth2AuthorizationServerMetadata',
+    perClientCors: true,
     handler: 'discoverOidcConfiguration',
     tags: ['oidc'],
     summary: 'OAuth 2.0 authorization server metadata (RFC 8414): the discovery document.',
@@ -135,6 +158,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'get',
     path: '/.well-known/jwks.json',
     operationId: 'discoverJsonWebKeys',
+    perClientCors: true,
     tags: ['wellknown'],
     summary: 'Public keys of the sets in `webfinger.jwks.broadcast_keys`.',
     responses: { 200: json('A JSON Web Key Set.', jwks), ...err },
@@ -145,6 +169,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       method,
       path: '/oauth2/auth',
       operationId: method === 'get' ? 'oAuth2Authorize' : 'oAuth2AuthorizePost',
+      accepts: ['form'],
       handler: 'oAuth2Authorize',
       tags: ['oAuth2'],
       summary: 'OAuth 2.0 authorization endpoint: starts or continues the login and consent flow.',
@@ -167,6 +192,9 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'post',
     path: '/oauth2/token',
     operationId: 'oauth2TokenExchange',
+    access: 'client',
+    perClientCors: true,
+    limited: true,
     tags: ['oAuth2'],
     summary:
       'Token endpoint: authorization_code, refresh_token, client_credentials, jwt-bearer and device_code grants.',
@@ -178,6 +206,8 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'post',
     path: '/oauth2/device/auth',
     operationId: 'oAuth2DeviceFlow',
+    access: 'client',
+    limited: true,
     tags: ['oAuth2'],
     summary: 'Device authorization request (RFC 8628 §3.1).',
     security: ['basic', 'none'],
@@ -203,6 +233,9 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'post',
     path: '/oauth2/revoke',
     operationId: 'revokeOAuth2Token',
+    access: 'client',
+    perClientCors: true,
+    limited: true,
     tags: ['oAuth2'],
     summary: 'Token revocation (RFC 7009).',
     security: ['basic', 'none'],
@@ -224,6 +257,9 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       method,
       path: '/userinfo',
       operationId: method === 'get' ? 'getOidcUserInfo' : 'getOidcUserInfoPost',
+      access: 'access-token',
+      perClientCors: true,
+      accepts: ['form'],
       handler: 'getOidcUserInfo',
       tags: ['oidc'],
       summary: 'OpenID Connect UserInfo.',
@@ -238,6 +274,8 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'post',
     path: '/credentials',
     operationId: 'createVerifiableCredential',
+    access: 'access-token',
+    perClientCors: true,
     tags: ['oidc'],
     summary: 'Issues a verifiable credential (OpenID4VCI draft 00, as Hydra).',
     security: ['bearer'],
@@ -253,6 +291,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       method,
       path: '/oauth2/sessions/logout',
       operationId: method === 'get' ? 'revokeOidcSession' : 'revokeOidcSessionPost',
+      accepts: ['form'],
       handler: 'revokeOidcSession',
       tags: ['oidc'],
       summary: 'OpenID Connect RP-initiated logout.',
@@ -270,6 +309,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'post',
     path: '/oauth2/register',
     operationId: 'createOidcDynamicClient',
+    access: 'dynamic-registration',
     tags: ['oidc'],
     summary: 'OpenID Connect dynamic client registration (when enabled).',
     body: { type: 'json', schema: clientBody },
@@ -286,6 +326,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       method,
       path: '/oauth2/register/:id',
       operationId,
+      access: 'registration-token',
       tags: ['oidc'],
       summary,
       security: ['bearer'],
@@ -350,6 +391,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     method: 'patch',
     path: '/admin/clients/:id',
     operationId: 'patchOAuth2Client',
+    accepts: ['json', 'json-patch'],
     tags: ['oAuth2'],
     summary: 'Patches a client (RFC 6902 JSON Patch).',
     body: { type: 'json', schema: z.array(obj) },
@@ -601,12 +643,24 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
 /** Handlers by name (a guard and the handler, or the handler alone). */
 export type HandlerMap = Record<string, Middleware | readonly Middleware[]>;
 
+/** The policy of a route of the table (core/http/routes.ts). */
+export function policyOf(r: OAuth2Route): RoutePolicy {
+  const body = r.accepts ?? (r.body ? [r.body.type] : []);
+  return {
+    access: r.access ?? (r.listener === 'admin' ? 'admin' : 'public'),
+    body,
+    ...(r.perClientCors ? { cors: 'per-client' as const } : {}),
+    ...(r.limited ? { failedAuth: oauth2FailedAuthTarget } : {}),
+  };
+}
+
 /**
- * Registers every route of the table on its listener's router. Fails at start-up when a route has
- * no handler or a handler serves no route, so the table and the handlers cannot drift apart.
+ * Registers every route of the table on its listener's registrar, with its policy. Fails at
+ * start-up when a route has no handler or a handler serves no route, so the table and the handlers
+ * cannot drift apart.
  */
 export function mountOAuth2Routes(
-  routers: Record<Listener, Router>,
+  tables: Record<Listener, Registrar>,
   handlers: HandlerMap,
   routes: readonly OAuth2Route[] = OAUTH2_ROUTES,
 ): void {
@@ -616,8 +670,8 @@ export function mountOAuth2Routes(
     const h = handlers[name];
     if (!h) throw new Error(`oauth2 route ${r.method.toUpperCase()} ${r.path}: no handler '${name}'`);
     used.add(name);
-    const chain = (Array.isArray(h) ? h : [h]) as RouterMiddleware[];
-    routers[r.listener][r.method](r.path, ...chain);
+    const chain = (Array.isArray(h) ? h : [h]) as Middleware[];
+    tables[r.listener][r.method](r.path, policyOf(r), ...chain);
   }
   const unused = Object.keys(handlers).filter((k) => !used.has(k));
   if (unused.length) throw new Error(`oauth2 handlers without a route: ${unused.join(', ')}`);

@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../../src/core/log.ts';
 import type { Resolver, SafeFetchOptions } from '../../src/core/safe-fetch.ts';
 import { type Serving, serve } from '../../src/server.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { recordCredentials, suiteLogger } from './ledger.ts';
 
 export const TEST_SECRET = 'test-system-secret-0123456789abcdef';
 
@@ -100,7 +101,8 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     });
     const container = await createContainer({
       config,
-      log: opts.log ?? createLogger({ level: 'silent' }),
+      // Without a logger of the test's own, the server logs to the run's log files (test/helpers/ledger.ts).
+      log: opts.log ?? suiteLogger() ?? createLogger({ level: 'silent' }),
       databaseUrl: database.url,
       autoMigrate: false,
       ...(opts.clock ? { clock: opts.clock } : {}),
@@ -108,7 +110,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       ...(opts.fetchOptions ? { fetchOptions: opts.fetchOptions } : {}),
     });
     try {
-      return { pub, adm, container, serving: await serve(container, 'all') };
+      const serving = await serve(container, 'all');
+      for (const l of [serving.public, serving.admin]) if (l) recordCredentials(l.server);
+      return { pub, adm, container, serving };
     } catch (e) {
       await container.close();
       throw e;

@@ -11,11 +11,14 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../src/core/db/embedded.ts';
 import { migrate } from '../../src/core/db/migrate.ts';
 import { dockerAvailable } from './docker.ts';
+import { scanForSecrets } from './log-scan.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgAdminUrl: string;
     pgTemplate: string;
+    /** Where test servers write their logs and the credentials they hand out (test/helpers/ledger.ts). */
+    suiteLogDir: string;
   }
 }
 
@@ -59,9 +62,21 @@ export default async function setup(project: TestProject) {
   await pool.end();
   project.provide('pgAdminUrl', adminUrl);
   project.provide('pgTemplate', template);
+  const logDir = mkdtempSync(join(tmpdir(), 'gatehouse-suite-log-'));
+  project.provide('suiteLogDir', logDir);
   return async () => {
+    // No credential a test server handed out may appear in any of their log lines.
+    const scan = scanForSecrets(logDir);
+    rmSync(logDir, { recursive: true, force: true });
     await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`).catch(() => {});
     await admin.end();
     await stop();
+    process.stdout.write(
+      `\nlog scan: ${scan.lines} log lines of the test servers, ${scan.secrets} credentials handed out, ${scan.leaks.length} lines with a credential\n`,
+    );
+    if (scan.leaks.length) {
+      for (const l of scan.leaks.slice(0, 20)) process.stdout.write(`  ${l.file}: ${l.line}\n`);
+      throw new Error(`${scan.leaks.length} log lines hold a credential a test server handed out (see above)`);
+    }
   };
 }

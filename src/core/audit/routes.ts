@@ -5,7 +5,6 @@
  * Filters: `type` (repeatable or comma-separated), `actor` / `actor_kind`, `target` / `target_kind`,
  * `since` / `until` (RFC 3339 times; `since` inclusive, `until` exclusive).
  */
-import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { Config } from '../config/load.ts';
 import { paginationSecrets } from '../config/load.ts';
@@ -13,6 +12,7 @@ import { keyRing } from '../crypto/keys.ts';
 import type { Db } from '../db/tx.ts';
 import { AppError, HERODOT } from '../errors.ts';
 import { firstValue } from '../http/params.ts';
+import type { Registrar } from '../http/routes.ts';
 import { keysetPage, linkHeader, parsePageQuery } from '../pagination.ts';
 import { AUDIT_TYPES } from './events.ts';
 import { listAuditEvents, type StoredAuditEvent } from './store.ts';
@@ -48,8 +48,7 @@ export const renderAuditEvent = (e: StoredAuditEvent) => ({
   details: e.details,
 });
 
-export function auditRouter(o: { db: Db; config: Config; now: () => Date }): Router {
-  const router = new Router();
+export function auditRoutes(router: Registrar, o: { db: Db; config: Config; now: () => Date }): void {
   const ring = () => keyRing(paginationSecrets(o.config), 'pagination');
   router.get('/admin/audit/events', async function listAuditEventsHandler(ctx: Context) {
     const q = ctx.query;
@@ -76,5 +75,4 @@ export function auditRouter(o: { db: Db; config: Config; now: () => Date }): Rou
     ctx.set('Link', linkHeader({ path: ctx.path, query: q, size: p.size, first: p.firstToken, next: p.nextToken }));
     ctx.body = p.items.map(renderAuditEvent);
   });
-  return router;
 }

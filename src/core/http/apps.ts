@@ -1,24 +1,26 @@
 /**
  * The public and admin Koa apps. The middleware order lives here and nowhere else:
- * request id + child logger → request log → error rendering → path normalisation → cache headers
- * → body parsing → CORS (preflights end there) → the domain routers.
+ * request id + child logger → request log → error rendering → canonical path → cache headers
+ * → CORS (preflights end there) → the listener's route table (core/http/routes.ts: one match, then
+ * the matched route's gate — body types, per-client CORS, failed-authentication limiter, guard —
+ * then its handlers).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import type Router from '@koa/router';
 import type { Span } from '@opentelemetry/api';
 import Koa, { type Context, type Next } from 'koa';
-import { koaBody } from 'koa-body';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { observeHttp } from '../observability/metrics.ts';
 import { runInScope } from '../observability/scope.ts';
 import { contextFromHeaders, inSpan, SpanKind, SpanStatusCode, tracingActive } from '../observability/tracing.ts';
+import type { FailedAuthTarget } from './auth-failures.ts';
 import { type CorsConfig, corsMiddleware, type PerClientCors } from './cors.ts';
 import { type ErrorFamilies, type ErrorFamilyRoute, errorMiddleware, plainError } from './errors.ts';
 import { type PreparedRoute, preparedAnswer } from './prepared.ts';
+import { canonicalPath, type DeclaredRoute, type Guard, listenerRoutes, loggablePath } from './routes.ts';
 import type { TlsMaterial } from './tls.ts';
 
 export type Listener = 'public' | 'admin';
@@ -28,14 +30,14 @@ export interface AppOptions {
   log: Logger;
   exposeDebug?: boolean;
   disableHealthLog?: boolean;
-  /** Routers of the domains, mounted in order. */
-  routers: Router[];
-  /** Middleware run after body parsing, before the routers (e.g. the failed-authentication limiter). */
-  middleware?: Koa.Middleware[];
-  /** Max JSON/form body size in bytes (or a size string such as `1mb`). */
-  bodyLimit?: number | string;
-  /** Other body limits by path prefix (the first match wins), e.g. SCIM on the public listener. */
-  bodyLimits?: ReadonlyArray<{ prefix: string; limit: number }>;
+  /** Every route of the listener, each with its policy (core/http/routes.ts). */
+  routes: readonly DeclaredRoute[];
+  /** The guards the routes' `access` names (`public` is built in). */
+  guards?: Readonly<Record<string, Guard>>;
+  /** Body limits in bytes (or size strings such as `1mb`) by the names routes use; `default` for the rest. */
+  bodyLimits?: Readonly<Record<string, number | string>>;
+  /** The failed-authentication limiter of routes that declare a target. */
+  failedAuth?: (target: FailedAuthTarget) => Koa.Middleware;
   /** Longest request target (path and query) in bytes; longer is 414. */
   urlLimit?: number;
   /** Error wire shape per path prefix, set before body parsing so that parse errors use it too. */
@@ -49,9 +51,6 @@ export interface AppOptions {
   /** Documents answered before the Koa chain while they are prepared (see preparedDispatch). */
   prepared?: readonly PreparedRoute[];
 }
-
-/** The methods koa-body parses a body for (its `parsedMethods` default). */
-const PARSED_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -99,7 +98,9 @@ function requestContext(log: Logger, kind: Listener, disableHealthLog: boolean) 
     if (log.isLevelEnabled(level) && !(disableHealthLog && ctx.path.includes('/health/'))) {
       const fields = {
         method: ctx.method,
-        path: ctx.path, // never the query string: it may carry tokens or challenges
+        // The route template (`/api/setup/:token`), never the path's values nor the query string:
+        // they may carry tokens, secrets or challenges.
+        path: template ?? loggablePath(ctx.path),
         status,
         ms: Math.round(ms * 10) / 10,
       };
@@ -153,9 +154,10 @@ function prefixMatcher(prefix: string): (path: string) => boolean {
 const NO_CACHE = 'private, no-cache, no-store, must-revalidate';
 
 /**
- * One middleware for what every request needs before the body parser, in this order:
- * - path normalisation: both listeners strip one trailing slash; the admin listener also accepts
- *   routes without `/admin`;
+ * One middleware for what every request needs before routing, in this order:
+ * - the canonical path (`canonicalPath`: RFC 3986 §6.2.2 normalisation, no empty segments, no
+ *   trailing slash), the only path every later step reads; the admin listener also accepts routes
+ *   without `/admin`;
  * - the error family by path prefix (the first match wins), set before body parsing so that parse
  *   errors use its shape too;
  * - RFC 9110 §15.5.15: a request target longer than `urlLimit` bytes is 414, in the family's shape;
@@ -168,8 +170,7 @@ function prepareRequest(kind: Listener, families: ReadonlyArray<ErrorFamilyRoute
   };
   return (ctx: Context, next: Next) => {
     const path = ctx.path;
-    let p = path;
-    if (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
+    let p = canonicalPath(path);
     if (kind === 'admin' && !p.startsWith('/admin/') && p !== '/admin' && !p.startsWith('/api/')) p = `/admin${p}`;
     if (p !== path) ctx.path = p;
     for (const f of byPrefix) {
@@ -257,41 +258,30 @@ function preparedDispatch(o: AppOptions, routes: readonly PreparedRoute[], koa: 
 export function createApp(o: AppOptions): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // errors are logged by our middleware, once
+  const cors = o.cors?.enabled ? o.cors : undefined;
+  let covers = (_path: string, _method: string) => false;
+  const corsSteps = cors
+    ? corsMiddleware(
+        cors,
+        o.log,
+        o.perClientCors && {
+          origins: (ctx) => (o.perClientCors as PerClientCors).origins(ctx),
+          covers: (path, method) => covers(path, method),
+        },
+      )
+    : undefined;
+  const table = listenerRoutes(o.routes, {
+    guards: o.guards ?? {},
+    bodyLimits: { default: '1mb', ...o.bodyLimits },
+    ...(corsSteps?.perClient ? { perClientCors: corsSteps.perClient } : {}),
+    ...(o.failedAuth ? { failedAuth: o.failedAuth } : {}),
+  });
+  covers = (path, method) => table.match(path, method)?.policy.cors === 'per-client';
   app.use(requestContext(o.log, o.kind, o.disableHealthLog ?? true));
   app.use(errorMiddleware({ exposeDebug: o.exposeDebug ?? false, renderers: o.errorRenderers ?? {} }));
   app.use(prepareRequest(o.kind, o.errorFamilies ?? [], o.urlLimit));
-  const parser = (limit: number | string) =>
-    koaBody({
-      jsonTypes: [
-        'application/json',
-        'application/scim+json',
-        'application/merge-patch+json',
-        'application/json-patch+json',
-      ],
-      jsonStrict: true,
-      jsonLimit: limit,
-      formLimit: limit,
-      textLimit: limit,
-      urlencoded: true,
-      multipart: false,
-      text: false,
-    });
-  const byDefault = parser(o.bodyLimit ?? '1mb');
-  const byPrefix = (o.bodyLimits ?? []).map((b) => ({ matches: prefixMatcher(b.prefix), parse: parser(b.limit) }));
-  app.use((ctx, next) => {
-    // koa-body parses POST, PUT and PATCH only; other methods skip its content-type checks altogether.
-    if (!PARSED_METHODS.has(ctx.method)) return next();
-    const path = ctx.path;
-    for (const b of byPrefix) if (b.matches(path)) return b.parse(ctx, next);
-    return byDefault(ctx, next);
-  });
-  // After body parsing (per-client origins read the form's client_id); preflights end here.
-  if (o.cors?.enabled) app.use(corsMiddleware(o.cors, o.log, o.perClientCors));
-  for (const m of o.middleware ?? []) app.use(m);
-  for (const r of o.routers) {
-    app.use(r.routes());
-    app.use(r.allowedMethods());
-  }
+  if (corsSteps) app.use(corsSteps.app);
+  app.use(table.dispatch);
   if (o.prepared?.length) listeners.set(app, preparedDispatch(o, o.prepared, app.callback()));
   return app;
 }

@@ -160,20 +160,15 @@ export type AddressFailureLimit = ReturnType<typeof createAddressFailureLimit>;
  */
 export type FailedAuthTarget = (ctx: Context) => { kind: string; credential: string | undefined } | undefined;
 
-/** Koa middleware of the public listener (after body parsing, before the routers); the domains name what they limit. */
+/**
+ * The limiter of one route (the route policy layer runs it before the route's guard and handler for
+ * routes that declare `failedAuth`): the route's target names the credential the request claims.
+ */
 export function failedAuthLimiter(
   counter: FailureCounter,
   limits: FailedAuthLimits,
-  targets: readonly FailedAuthTarget[],
-): Middleware {
-  const target = (ctx: Context) => {
-    for (const t of targets) {
-      const hit = t(ctx);
-      if (hit) return hit;
-    }
-    return undefined;
-  };
-  return async (ctx: Context, next: Next) => {
+): (target: FailedAuthTarget) => Middleware {
+  return (target) => async (ctx: Context, next: Next) => {
     const t = limits.enabled ? target(ctx) : undefined;
     if (!t) return next();
     const keys: Key[] = [{ kind: 'address', digest: digest('address', ctx.ip) }];

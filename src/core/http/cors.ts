@@ -27,8 +27,6 @@ export interface CorsConfig {
 }
 
 export interface PerClientCors {
-  /** Whether the (normalised) path takes per-client origins. */
-  covers(path: string): boolean;
   /** `allowed_cors_origins` of the client the request's credentials name; empty when none. */
   origins(ctx: Context): Promise<readonly string[]>;
 }
@@ -84,9 +82,19 @@ export function originMatcher(patterns: readonly string[]): OriginMatcher {
 const upper = (xs: readonly string[]) => new Set(xs.map((x) => x.toUpperCase()));
 const lower = (xs: readonly string[]) => new Set(xs.map((x) => x.toLowerCase()));
 
-export function corsMiddleware(cfg: CorsConfig, log: Logger, perClient?: PerClientCors): Middleware {
+/**
+ * The CORS middleware of a listener (`app`, before routing: preflights end there, configured origins
+ * get their headers) and the step of routes with per-client origins (`perClient`, run by the route
+ * policy layer after the body is read, since the form names the client). `covers` tells whether the
+ * route a preflight asks for (path and `Access-Control-Request-Method`) takes per-client origins.
+ */
+export function corsMiddleware(
+  cfg: CorsConfig,
+  log: Logger,
+  perClient?: PerClientCors & { covers(path: string, method: string): boolean },
+): { app: Middleware; perClient: Middleware | undefined } {
   const pass: Middleware = (_ctx, next) => next();
-  if (!cfg.enabled) return pass;
+  if (!cfg.enabled) return { app: pass, perClient: undefined };
   const allowAll = cfg.allowed_origins.length === 0 || cfg.allowed_origins.includes('*');
   for (const o of cfg.allowed_origins) {
     if (o !== '*' && compileOrigin(o) === undefined) {
@@ -106,7 +114,7 @@ export function corsMiddleware(cfg: CorsConfig, log: Logger, perClient?: PerClie
     if (cfg.allow_credentials) ctx.set('Access-Control-Allow-Credentials', 'true');
   };
 
-  return async function cors(ctx: Context, next: Next) {
+  const app = async function cors(ctx: Context, next: Next) {
     const origin = ctx.get('origin');
     const requested = ctx.get('access-control-request-method');
     if (ctx.method === 'OPTIONS' && requested) {
@@ -116,7 +124,9 @@ export function corsMiddleware(cfg: CorsConfig, log: Logger, perClient?: PerClie
       ctx.vary('Access-Control-Request-Headers');
       ctx.status = 204;
       if (!origin) return trace(ctx, 'preflight without Origin');
-      if (!configured(origin) && !perClient?.covers(ctx.path)) return trace(ctx, 'preflight origin not allowed');
+      if (!configured(origin) && !perClient?.covers(ctx.path, requested.toUpperCase())) {
+        return trace(ctx, 'preflight origin not allowed');
+      }
       if (!methods.has(requested.toUpperCase())) return trace(ctx, 'preflight method not allowed');
       const asked = ctx
         .get('access-control-request-headers')
@@ -139,15 +149,28 @@ export function corsMiddleware(cfg: CorsConfig, log: Logger, perClient?: PerClie
       trace(ctx, 'method not allowed');
       return next();
     }
-    let allowed = configured(origin);
-    if (!allowed && perClient?.covers(ctx.path)) {
-      allowed = originMatcher(await perClient.origins(ctx))(origin);
-    }
-    if (allowed) {
+    if (configured(origin)) {
       allowOrigin(ctx, origin);
       if (exposed) ctx.set('Access-Control-Expose-Headers', exposed);
       trace(ctx, 'origin allowed');
-    } else trace(ctx, 'origin not allowed');
+    } else {
+      // A route with per-client origins may still allow it, once its body is read.
+      ctx.state.corsPendingOrigin = origin;
+      trace(ctx, 'origin not allowed by the configuration');
+    }
     return next();
   };
+
+  const clientStep = perClient
+    ? async function perClientCors(ctx: Context, next: Next) {
+        const origin = ctx.state.corsPendingOrigin as string | undefined;
+        if (origin && originMatcher(await perClient.origins(ctx))(origin)) {
+          allowOrigin(ctx, origin);
+          if (exposed) ctx.set('Access-Control-Expose-Headers', exposed);
+          trace(ctx, "origin allowed by the client's allowed_cors_origins");
+        }
+        return next();
+      }
+    : undefined;
+  return { app, perClient: clientStep };
 }

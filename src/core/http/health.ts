@@ -2,9 +2,9 @@
  * `/health/alive`, `/health/ready` and `/version`, on both listeners (Hydra: /admin/health/*), and
  * `/admin/metrics/prometheus` (Hydra's path) on the admin listener only.
  */
-import Router from '@koa/router';
 import { PROMETHEUS_CONTENT_TYPE, renderMetrics } from '../observability/metrics.ts';
 import { UNAVAILABLE_RETRY_AFTER } from './errors.ts';
+import type { Registrar } from './routes.ts';
 
 export interface HealthDeps {
   version: string;
@@ -12,8 +12,8 @@ export interface HealthDeps {
   readiness(): Promise<Record<string, string>>;
 }
 
-export function healthRouter(deps: HealthDeps, prefix = ''): Router {
-  const r = new Router({ prefix });
+/** Registers the health routes on `r` (a public group; under `/admin` on the admin listener). */
+export function healthRoutes(r: Registrar, deps: HealthDeps): void {
   // Handler names are Hydra's operation ids (they name the operations in the OpenAPI documents).
   r.get('/health/alive', function isAlive(ctx) {
     ctx.body = { status: 'ok' };
@@ -31,30 +31,25 @@ export function healthRouter(deps: HealthDeps, prefix = ''): Router {
   r.get('/version', function getVersion(ctx) {
     ctx.body = { version: deps.version };
   });
-  return r;
 }
 
 /**
  * Jackson's `GET /api/health`: `{ version }` (the package version, without a `v`) when ready,
  * 503 with the same body otherwise. No authentication, as in Jackson.
  */
-export function jacksonHealthRouter(deps: HealthDeps): Router {
-  const r = new Router();
-  r.get('/api/health', async (ctx) => {
+export function jacksonHealthRoutes(r: Registrar, deps: HealthDeps): void {
+  r.get('/api/health', async function jacksonHealth(ctx) {
     const errors = await deps.readiness();
     ctx.status = Object.keys(errors).length ? 503 : 200;
     ctx.body = { version: deps.version.replace(/^v/, '') };
   });
-  return r;
 }
 
 /** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
-export function metricsRouter(): Router {
-  const r = new Router();
-  r.get('/admin/metrics/prometheus', async (ctx) => {
+export function metricsRoutes(r: Registrar): void {
+  r.get('/admin/metrics/prometheus', async function getPrometheusMetrics(ctx) {
     const body = await renderMetrics();
     ctx.type = PROMETHEUS_CONTENT_TYPE;
     ctx.body = body;
   });
-  return r;
 }

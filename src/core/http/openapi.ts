@@ -2,11 +2,11 @@
  * OpenAPI 3.1 documents built from route tables. Request and response bodies come from the zod
  * schemas the handlers decode with, converted by zod's own JSON Schema generator
  * (`z.toJSONSchema`, JSON Schema 2020-12, the dialect of OpenAPI 3.1; input shapes for requests).
- * Routes a domain registers without a table (directory sync, health) are documented from the
- * router itself: method, path and operation id (the handler's function name).
+ * Routes declared without a document (directory sync, health) are documented from their
+ * declaration: method, path and operation id (the handler's function name).
  */
-import type Router from '@koa/router';
 import { z } from 'zod';
+import type { DeclaredRoute } from './routes.ts';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -85,22 +85,17 @@ const camel = (path: string) =>
 
 const METHODS: readonly HttpMethod[] = ['get', 'post', 'put', 'patch', 'delete'];
 
-/** Routes of a router that has no table: method, path and the last handler's name. */
-export function routerDocs(router: Router, tag: string): RouteDoc[] {
+/** Routes declared without a document (directory sync, health): method, path, tag and the handler's name. */
+export function declaredDocs(routes: readonly DeclaredRoute[]): RouteDoc[] {
   const out: RouteDoc[] = [];
-  for (const layer of router.stack) {
-    if (typeof layer.path !== 'string') continue;
-    const path = layer.path;
-    const fns = layer.stack as Array<{ name?: string }>;
-    const name = fns[fns.length - 1]?.name;
-    for (const m of layer.methods.map((x) => x.toLowerCase())) {
-      if (!(METHODS as readonly string[]).includes(m)) continue;
-      const opName = name && name !== 'anonymous' && !name.startsWith('bound ') ? name : `${m}${camel(path)}`;
+  for (const r of routes) {
+    const methods = r.method === 'all' ? METHODS : [r.method];
+    for (const m of methods) {
       out.push({
-        method: m as HttpMethod,
-        path: layer.path,
-        operationId: opName,
-        tags: [tag],
+        method: m,
+        path: r.path,
+        operationId: r.name ?? `${m}${camel(r.path)}`,
+        tags: [r.tag],
         summary: '',
         responses: {},
       });

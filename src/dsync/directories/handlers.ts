@@ -1,7 +1,8 @@
 /** `/api/v1/dsync` directory routes (Jackson pages/api/v1/dsync/{index,[directoryId],product}.ts). */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
 import { isAppError } from '../../core/errors.ts';
+import type { Registrar } from '../../core/http/routes.ts';
 import { dsyncMessage } from '../errors.ts';
 import { allow, bodyObject, pageParams, param } from '../v1-handlers.ts';
 import type { DirectoriesService } from './service.ts';
@@ -9,7 +10,7 @@ import type { DirectoriesService } from './service.ts';
 /** Jackson `normalizeBooleanParam`: `false` and `'false'` are false, anything else is true. */
 const flag = (v: unknown) => !(v === false || v === 'false');
 
-export function directoryRoutes(r: Router, s: { directories: DirectoriesService }): void {
+export function directoryRoutes(r: Registrar, s: { directories: DirectoriesService }): void {
   /** POST /api/v1/dsync: create a directory. */
   r.post('/', async (ctx: Context) => {
     const data = await s.directories.create(bodyObject(ctx));
@@ -35,7 +36,7 @@ export function directoryRoutes(r: Router, s: { directories: DirectoriesService 
   allow(r, '/product', ['GET']);
 }
 
-export function directoryByIdRoutes(r: Router, s: { directories: DirectoriesService }): void {
+export function directoryByIdRoutes(r: Registrar, s: { directories: DirectoriesService }): void {
   /** GET /api/v1/dsync/{directoryId} */
   r.get('/:directoryId', async (ctx: Context) => {
     ctx.body = { data: await s.directories.get(ctx.params.directoryId) };

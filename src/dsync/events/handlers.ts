@@ -2,8 +2,9 @@
  * The events API (`/api/v1/dsync/{id}/events`, `/api/v1/dsync/events/feed`), `/api/v1/dsync/events` (webhook logs, Jackson pages/api/v1/dsync/events/{index,[eventId]}.ts),
  * `/api/v1/dsync/cron/process-events` (batch mode) and `/api/v1/dsync/webhooks/retry`.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
+import type { Registrar } from '../../core/http/routes.ts';
 import { allow, bodyObject, pageParams, param, scopeParams } from '../v1-handlers.ts';
 import type { BatchService } from './batch.ts';
 import type { EventFeedService } from './feed.ts';
@@ -14,7 +15,7 @@ import type { RetryService } from './retry.ts';
  * The events API (events/feed.ts): `GET /api/v1/dsync/{directoryId}/events?after&limit` and
  * `GET /api/v1/dsync/events/feed?tenant&product&after&limit` → `{data, cursor, has_more}`.
  */
-export function feedRoutes(r: Router, s: { feed: EventFeedService }): void {
+export function feedRoutes(r: Registrar, s: { feed: EventFeedService }): void {
   r.get('/events/feed', async (ctx: Context) => {
     const { tenant, product } = scopeParams(ctx);
     ctx.body = await s.feed.list({ tenant, product }, param(ctx, 'after'), param(ctx, 'limit'));
@@ -26,7 +27,7 @@ export function feedRoutes(r: Router, s: { feed: EventFeedService }): void {
   allow(r, '/:directoryId/events', ['GET']);
 }
 
-export function eventRoutes(r: Router, s: { webhookLogs: WebhookLogsService }): void {
+export function eventRoutes(r: Registrar, s: { webhookLogs: WebhookLogsService }): void {
   /** GET /api/v1/dsync/events?tenant&product|directoryId: `{data}`, newest first. */
   r.get('/events', async (ctx: Context) => {
     ctx.body = { data: await s.webhookLogs.list(scopeParams(ctx), pageParams(ctx)) };
@@ -46,7 +47,7 @@ export function eventRoutes(r: Router, s: { webhookLogs: WebhookLogsService }): 
   allow(r, '/events/:eventId', ['GET']);
 }
 
-export function webhookRoutes(r: Router, s: { batch: BatchService; webhooks: RetryService }): void {
+export function webhookRoutes(r: Registrar, s: { batch: BatchService; webhooks: RetryService }): void {
   /**
    * ANY /api/v1/dsync/cron/process-events: schedules a batch processing run now and answers at
    * once, as Jackson (`{message: 'Processing started'}`); a worker does the sending.

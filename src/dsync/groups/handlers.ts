@@ -1,10 +1,11 @@
 /** `/api/v1/dsync/groups` (Jackson pages/api/v1/dsync/groups/{index,[groupId]/index,[groupId]/members}.ts). */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
+import type { Registrar } from '../../core/http/routes.ts';
 import { allow, pageParams, scopeParams } from '../v1-handlers.ts';
 import type { GroupsService } from './service.ts';
 
-export function groupRoutes(r: Router, s: { groups: GroupsService }): void {
+export function groupRoutes(r: Registrar, s: { groups: GroupsService }): void {
   /** GET /api/v1/dsync/groups?tenant&product|directoryId: a page of groups; the whole envelope. */
   r.get('/groups', async (ctx: Context) => {
     ctx.body = { data: await s.groups.list(scopeParams(ctx), pageParams(ctx)), error: null };

@@ -5,26 +5,24 @@
  * RFC 7644 SCIM errors (the path prefix sets the error family before the body is parsed). Bodies
  * are read as JSON with either `application/scim+json` or `application/json`.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
 import type { FailedAuthTarget } from '../../core/http/auth-failures.ts';
-import { formDecode } from '../../core/http/params.ts';
+import type { Registrar } from '../../core/http/routes.ts';
 import { authToken, param } from '../v1-handlers.ts';
 import type { ScimService } from './service.ts';
 
 export const SCIM_PREFIX = '/api/scim/v2.0';
 
-const SCIM_PATH = /^\/api\/scim\/v2\.0\/([^/]+)\//;
-
 /** The failed-authentication limiter counts SCIM bearer checks per directory id (core/http/auth-failures.ts). */
 export const scimFailedAuthTarget: FailedAuthTarget = (ctx) => {
-  const m = SCIM_PATH.exec(ctx.path);
-  return m ? { kind: 'scim', credential: `scim:${formDecode(m[1] as string).toLowerCase()}` } : undefined;
+  const id = (ctx.params as { directoryId?: string } | undefined)?.directoryId;
+  return { kind: 'scim', credential: id === undefined ? undefined : `scim:${id.toLowerCase()}` };
 };
 
 const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
 
-export function scimRoutes(r: Router, s: { scim: ScimService }): void {
+export function scimRoutes(r: Registrar, s: { scim: ScimService }): void {
   const handleScimRequest = async (ctx: Context) => {
     const r = await s.scim.handle({
       method: ctx.method,

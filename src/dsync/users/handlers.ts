@@ -1,10 +1,11 @@
 /** `/api/v1/dsync/users` (Jackson pages/api/v1/dsync/users/{index,[userId]}.ts). */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
+import type { Registrar } from '../../core/http/routes.ts';
 import { allow, pageParams, scopeParams } from '../v1-handlers.ts';
 import type { UsersService } from './service.ts';
 
-export function userRoutes(r: Router, s: { users: UsersService }): void {
+export function userRoutes(r: Registrar, s: { users: UsersService }): void {
   /** GET /api/v1/dsync/users?tenant&product|directoryId: a page of users; the whole envelope. */
   r.get('/users', async (ctx: Context) => {
     ctx.body = { data: await s.users.list(scopeParams(ctx), pageParams(ctx)), error: null };

@@ -44,7 +44,8 @@ describe('HTTP skeleton', () => {
   });
 
   it('answers malformed JSON with a 400 JSON error, never a stack trace', async () => {
-    const r = await fetch(`${s.adminUrl}/admin/health/alive`, {
+    // A route that takes JSON (a POST to a GET-only route is 405 before any body is read).
+    const r = await fetch(`${s.adminUrl}/admin/trust/grants/jwt-bearer/issuers`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"a":',

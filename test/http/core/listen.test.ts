@@ -1,13 +1,14 @@
-import Router from '@koa/router';
 import { describe, expect, it } from 'vitest';
 import { createApp, listen } from '../../../src/core/http/apps.ts';
+import { RouteTable } from '../../../src/core/http/routes.ts';
 import { silentLogger } from '../../../src/core/log.ts';
 import { serve } from '../../../src/server.ts';
 import { freePort, startTestServer } from '../../helpers/apps.ts';
 
 describe('graceful close of a listener', () => {
   it('stops accepting new connections but lets an in-flight request finish', async () => {
-    const r = new Router();
+    const table = new RouteTable();
+    const r = table.group({ access: 'public' });
     let started!: () => void;
     const inHandler = new Promise<void>((res) => (started = res));
     r.get('/slow', async (ctx) => {
@@ -15,7 +16,7 @@ describe('graceful close of a listener', () => {
       await new Promise((res) => setTimeout(res, 300));
       ctx.body = { done: true };
     });
-    const l = await listen(createApp({ kind: 'public', log: silentLogger(), routers: [r] }), 0, '127.0.0.1');
+    const l = await listen(createApp({ kind: 'public', log: silentLogger(), routes: table.routes }), 0, '127.0.0.1');
     const inflight = fetch(`${l.url}/slow`);
     await inHandler;
     const closed = l.close(5_000);
@@ -38,7 +39,7 @@ describe('serve with a port taken', () => {
       ).rejects.toMatchObject({ code: 'EADDRINUSE' });
       // The public listener opened before the failure was closed: its port is free again.
       const again = await listen(
-        createApp({ kind: 'public', log: silentLogger(), routers: [] }),
+        createApp({ kind: 'public', log: silentLogger(), routes: [] }),
         publicPort,
         '127.0.0.1',
       );

@@ -4,11 +4,11 @@
  * an authorization request with a redirect.
  * Full and aborted authorization flows through the real endpoints: test/http/oauth2/flow-logs.test.ts.
  */
-import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.ts';
 import { createApp, type Listening, listen } from '../../../src/core/http/apps.ts';
 import { abortRedirectUrl, abortWithRedirect } from '../../../src/core/http/redirect.ts';
+import { RouteTable } from '../../../src/core/http/routes.ts';
 import { createLogger, sanitizeLogValue } from '../../../src/core/log.ts';
 import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { expectNoAuditAudienceOrAddress } from '../../helpers/log-rules.ts';
@@ -100,7 +100,8 @@ describe('log rules over an app with a careless test router', () => {
   const capture = new LogCapture();
   let l: Listening;
   beforeAll(async () => {
-    const r = new Router();
+    const table = new RouteTable();
+    const r = table.group({ access: 'public', body: ['json'] });
     r.post('/careless', (ctx) => {
       ctx.state.log.info(
         {
@@ -137,7 +138,7 @@ describe('log rules over an app with a careless test router', () => {
     r.get('/server-error', () => {
       throw new AppError({ status: 500, code: 'error', description: 'x' });
     });
-    l = await listen(createApp({ kind: 'public', log: capture.logger('debug'), routers: [r] }), 0, '127.0.0.1');
+    l = await listen(createApp({ kind: 'public', log: capture.logger('debug'), routes: table.routes }), 0, '127.0.0.1');
   });
   afterAll(async () => l?.close(1000));
 

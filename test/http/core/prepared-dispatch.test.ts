@@ -6,10 +6,10 @@
  * and the JWKS come out the same both ways.
  */
 import { createServer, type Server } from 'node:http';
-import Router from '@koa/router';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, requestListener } from '../../../src/core/http/apps.ts';
 import { type PreparedDocument, type PreparedRoute, prepareJson } from '../../../src/core/http/prepared.ts';
+import { RouteTable } from '../../../src/core/http/routes.ts';
 import { renderMetrics } from '../../../src/core/observability/metrics.ts';
 import { eventually, LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { parsePrometheus, sample } from '../../helpers/prometheus.ts';
@@ -21,7 +21,8 @@ async function serveApp(o: { cors?: boolean; urlLimit?: number } = {}) {
   let doc: PreparedDocument | undefined = DOC;
   const document = Object.assign(async () => DOC, { ready: () => doc });
   const prepared: PreparedRoute[] = [{ path: '/doc', document, cacheControl: 'public, max-age=60' }];
-  const router = new Router();
+  const table = new RouteTable();
+  const router = table.group({ access: 'public', body: ['json'] });
   router.get('/doc', (ctx) => {
     ctx.body = { via: 'koa' };
   });
@@ -32,7 +33,7 @@ async function serveApp(o: { cors?: boolean; urlLimit?: number } = {}) {
   const app = createApp({
     kind: 'public',
     log: logs.logger('info'),
-    routers: [router],
+    routes: table.routes,
     prepared,
     ...(o.urlLimit ? { urlLimit: o.urlLimit } : {}),
     ...(o.cors

@@ -12,10 +12,11 @@
  * Admin listener (behind the Api-Key guard): `ANY /api/v1/dsync/cron/sync-google` → a forced sweep is
  * enqueued; `{message: 'Sync started'}`.
  */
-import type Router from '@koa/router';
+
 import type { Context } from 'koa';
 import { cookieOptions } from '../../../core/http/cookies.ts';
 import { noStore } from '../../../core/http/params.ts';
+import type { Registrar } from '../../../core/http/routes.ts';
 import { dsyncError, dsyncMessage } from '../../errors.ts';
 import { bodyObject } from '../../v1-handlers.ts';
 import { authorizeQuery, callbackQuery } from './schemas.ts';
@@ -36,7 +37,7 @@ export interface GoogleRouteOptions {
 const stateCookie = (ctx: Context, o: GoogleRouteOptions) =>
   cookieOptions(ctx, { secure: o.secureCookies, sameSite: 'lax', path: o.callbackPath });
 
-export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: GoogleRouteOptions): void {
+export function googlePublicRoutes(r: Registrar, s: { google: GoogleService }, o: GoogleRouteOptions): void {
   /** Starts the authorization of a Google directory (the directory's `google_authorization_url`). */
   r.get(o.authorizePath, async (ctx: Context) => {
     const q = authorizeQuery.safeParse(ctx.query);
@@ -69,7 +70,7 @@ export function googlePublicRoutes(r: Router, s: { google: GoogleService }, o: G
     });
 }
 
-export function googleAdminRoutes(r: Router, s: { google: GoogleService }): void {
+export function googleAdminRoutes(r: Registrar, s: { google: GoogleService }): void {
   /**
    * Mints a short-lived link that starts the Google authorization of a directory (the public
    * authorize route refuses starts without one). `{replace_workspace: true}` lets the authorization
