@@ -163,8 +163,6 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
     ctx.redirect('/console/signed-out');
   });
 
-
-
   r.get('/', async function consoleOverview(ctx) {
     await overviewPage(env, ctx);
   });

@@ -21,7 +21,6 @@ import { brokenBody, fuzzParams } from '../../helpers/fuzz.ts';
 
 /** Access names that let anyone through by design: open pages, the open admin API, open registration. */
 const OPEN = new Set(['public', 'admin', 'dynamic-registration']);
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const BODY_METHODS = new Set(['post', 'put', 'patch']);
 
 type Kind = 'public' | 'admin';
