@@ -20,6 +20,7 @@ header a{color:#fff}
 header .brand{font-weight:bold;font-size:1.1rem;text-decoration:none}
 header form{margin:0 0 0 auto;display:flex;align-items:center;gap:.5rem}
 header button{background:#fff;color:#12355b;border-color:#fff}
+header button.secondary{background:transparent;color:#fff}
 nav ul{display:flex;flex-wrap:wrap;gap:.25rem 1rem;list-style:none;margin:0;padding:0}
 nav a[aria-current=page]{font-weight:bold;text-decoration:underline 3px}
 main{max-width:72rem;margin:0 auto;padding:1rem}
@@ -110,6 +111,7 @@ export function layout(p: LayoutInput): string {
 <span>Signed in as <strong>${e(p.operator.subject)}</strong></span>
 ${csrfField(p.operator.csrf)}
 <button type="submit">Sign out</button>
+<button type="submit" class="secondary" formaction="/console/logout-everywhere">Sign out everywhere</button>
 </form>
 </header>`
     : `<header><span class="brand">gatehouse console</span></header>`;

@@ -66,7 +66,7 @@ export const NOTICES: Record<string, string> = {
 export function consoleRoutes(table: RouteTable, c: Container): { operator: Guard } {
   const cfg = c.config;
   const admin = new URL(cfg.urls.self.admin);
-  const sealer = createCookieSealer(cfg.secrets.system, c.clock, admin.protocol === 'https:');
+  const sealer = createCookieSealer(cfg.secrets.system, c.clock, admin.protocol === 'https:', c.db);
   const ttlSec = Math.max(60, Math.floor(cfg.console.session_ttl / 1000));
   const operators = new Set(cfg.console.operators);
   const isOperator = (sub: string) => operators.has(sub);
@@ -158,9 +158,18 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
   }
 
   r.post('/logout', async function consoleLogout(ctx) {
-    sealer.endSession(ctx);
+    await sealer.endSession(ctx);
     ctx.status = 303;
     ctx.redirect('/console/signed-out');
+  });
+
+  // Ends every console session of the signed-in operator (other browsers, copied cookies).
+  r.post('/logout-everywhere', async function consoleLogoutEverywhere(ctx) {
+    const sub = env.session(ctx).sub;
+    const n = await sealer.endAllSessions(ctx, sub);
+    c.log.info({ operator: sub, sessions: n }, 'console: operator signed out everywhere');
+    ctx.status = 303;
+    ctx.redirect('/console/signed-out?everywhere=1');
   });
 
   r.get('/', async function consoleOverview(ctx) {

@@ -5,13 +5,19 @@
  * browser can neither read nor forge them; the first system secret encrypts, every one decrypts
  * (rotation). Both are HttpOnly, SameSite=Lax, limited to `/console`, and Secure when the admin
  * listener is reached over https.
+ *
+ * The session cookie carries a random session id besides the subject and the CSRF token; the
+ * session lives only while its row in `console_sessions` does (sessions.ts), so ending it on the
+ * server ends every copy of the cookie.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { decodeProtectedHeader, EncryptJWT, jwtDecrypt } from 'jose';
 import type { Context } from 'koa';
 import type { Clock } from '../core/clock.ts';
 import { keyRing } from '../core/crypto/keys.ts';
+import type { Db } from '../core/db/tx.ts';
 import { cookieOptions } from '../core/http/cookies.ts';
+import { createConsoleSessions } from './sessions.ts';
 
 export const SESSION_COOKIE = 'gatehouse_console';
 export const SIGNIN_COOKIE = 'gatehouse_console_signin';
@@ -41,8 +47,9 @@ export function sameSecret(a: string, b: string): boolean {
 
 export const randomToken = () => randomBytes(32).toString('base64url');
 
-export function createCookieSealer(secrets: readonly string[], clock: Clock, secure: boolean) {
+export function createCookieSealer(secrets: readonly string[], clock: Clock, secure: boolean, db: Db) {
   const ring = keyRing(secrets, 'console');
+  const sessions = createConsoleSessions(db, clock);
   const nowSec = () => Math.floor(clock.now().getTime() / 1000);
 
   async function seal(payload: Record<string, unknown>, ttlSec: number): Promise<string> {
@@ -81,20 +88,48 @@ export function createCookieSealer(secrets: readonly string[], clock: Clock, sec
     clientSecret: () =>
       createHmac('sha256', ring.current.key).update('gatehouse-console client secret').digest('base64url'),
 
+    /** Records a new session of `sub` (and deletes expired ones) and sets its cookie. */
     async startSession(ctx: Context, sub: string, ttlSec: number): Promise<ConsoleSession> {
+      const { id } = await sessions.create(sub, ttlSec);
       const s = { sub, csrf: randomToken(), exp: nowSec() + ttlSec };
-      ctx.cookies.set(SESSION_COOKIE, await seal({ sub: s.sub, csrf: s.csrf }, ttlSec), cookie(ctx, ttlSec));
+      ctx.cookies.set(SESSION_COOKIE, await seal({ sid: id, sub: s.sub, csrf: s.csrf }, ttlSec), cookie(ctx, ttlSec));
       return s;
     },
 
+    /**
+     * The session of the request's cookie: the cookie must open (key, seal, its own expiry) and its
+     * session's row must exist, be unexpired and name the same subject (one read by primary key).
+     */
     async readSession(ctx: Context): Promise<ConsoleSession | undefined> {
       const p = await open(ctx.cookies.get(SESSION_COOKIE));
-      if (!p || typeof p.sub !== 'string' || typeof p.csrf !== 'string' || typeof p.exp !== 'number') return undefined;
-      return { sub: p.sub, csrf: p.csrf, exp: p.exp };
+      if (!p || typeof p.sid !== 'string' || typeof p.sub !== 'string' || typeof p.csrf !== 'string') return undefined;
+      if (typeof p.exp !== 'number') return undefined;
+      const row = await sessions.find(p.sid);
+      if (!row || row.subject !== p.sub) return undefined;
+      return { sub: p.sub, csrf: p.csrf, exp: Math.min(p.exp, Math.floor(row.expiresAt.getTime() / 1000)) };
     },
 
-    endSession(ctx: Context): void {
+    /**
+     * Signs this browser out: clears the cookie at once and deletes the session's row. Sign-out
+     * awaits it (a failure is an error page: the session may still be valid). A caller that does not
+     * await it (the guard, for a subject no longer an operator, who is refused anyway) leaves no
+     * unhandled rejection: the promise has a handler of its own.
+     */
+    endSession(ctx: Context): Promise<void> {
+      const token = ctx.cookies.get(SESSION_COOKIE);
       ctx.cookies.set(SESSION_COOKIE, '', { ...cookie(ctx, 0), expires: new Date(0) });
+      const done = (async () => {
+        const p = await open(token);
+        if (p && typeof p.sid === 'string') await sessions.end(p.sid);
+      })();
+      done.catch(() => {});
+      return done;
+    },
+
+    /** "Sign out everywhere": ends every session of `sub` (this one included) and clears this cookie. */
+    async endAllSessions(ctx: Context, sub: string): Promise<number> {
+      ctx.cookies.set(SESSION_COOKIE, '', { ...cookie(ctx, 0), expires: new Date(0) });
+      return sessions.endAll(sub);
     },
 
     async startSignIn(ctx: Context, s: SignInState, ttlSec: number): Promise<void> {

@@ -194,11 +194,15 @@ export function createSignIn(d: SignInDeps) {
     });
 
     r.get('/signed-out', function consoleSignedOut(ctx) {
+      const everywhere = ctx.query.everywhere === '1';
+      const status = everywhere
+        ? 'You are signed out of the console in every browser: all your console sessions have ended.'
+        : 'You are signed out of the console.';
       sendHtml(ctx, (nonce) =>
         layout({
           nonce,
           title: 'Signed out',
-          body: `<p role="status">You are signed out of the console.</p>
+          body: `<p role="status">${status}</p>
 <p>Your sign-in session at this server may still be active; it ends when you sign out of the server or when it expires.</p>
 <p><a href="/console/login">Sign in again</a></p>`,
         }),

@@ -381,6 +381,15 @@ export interface AuthFailuresTable {
   failures: number;
 }
 
+/** Operator console sessions (sql/0250, src/console/sessions.ts): only the digest of the session id. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  subject: string;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+}
+
 export interface AuditEventsTable {
   id: Generated<number>;
   time: Generated<Date>;
@@ -428,6 +437,7 @@ export interface Database {
   dsync_cloud_syncs: DsyncCloudSyncsTable;
   auth_failures: AuthFailuresTable;
   audit_events: AuditEventsTable;
+  console_sessions: ConsoleSessionsTable;
 }
 
 const TOKEN_COLUMNS = [
@@ -658,6 +668,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
   auth_failures: ['key', 'window_start', 'failures'],
+  console_sessions: ['id_hash', 'subject', 'created_at', 'last_seen_at', 'expires_at'],
   dsync_cloud_syncs: [
     'directory_id',
     'lease_owner',

@@ -5,12 +5,16 @@
  * `chromium` through playwright-core, under the pages' strict CSP) with axe-core checks and
  * screenshots in test-artifacts/.
  */
-import { exportJWK, generateKeyPair } from 'jose';
+import { decodeProtectedHeader, exportJWK, generateKeyPair, jwtDecrypt } from 'jose';
+import { sql } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionDigest } from '../../../src/console/sessions.ts';
 import { manualClock } from '../../../src/core/clock.ts';
-import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { keyRing } from '../../../src/core/crypto/keys.ts';
+import { startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { ARTIFACTS, announceChromium, axeViolations, haveChromium, launchChromium } from '../../helpers/browser.ts';
+import { runCli } from '../../helpers/cli.ts';
 import { consoleSignIn, cookieHeader, hidden, type Jar, keep } from '../../helpers/console.ts';
 import type { JsonBody } from '../../helpers/json.ts';
 
@@ -221,6 +225,157 @@ describe('console sign-in over HTTP', () => {
   });
 });
 
+/** The session id inside a jar's sealed console cookie (the test holds the server's secrets). */
+async function sessionIdOf(jar: Jar): Promise<string> {
+  const token = jar.get('gatehouse_console') ?? '';
+  const ring = keyRing(t.container.config.secrets.system, 'console');
+  const key = ring.byId(String(decodeProtectedHeader(token).kid));
+  if (!key) throw new Error('no key for the console cookie');
+  const { payload } = await jwtDecrypt(token, key.key);
+  expect(payload.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  return String(payload.sid);
+}
+
+/** A console page with exactly these cookies (a copied cookie, another browser). */
+const consolePage = (cookie: string) => fetch(`${t.adminUrl}/console`, { redirect: 'manual', headers: { cookie } });
+
+/** POSTs a console form with the page's CSRF token. */
+const consolePost = (path: string, cookie: string, csrf: string) =>
+  fetch(`${t.adminUrl}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    body: new URLSearchParams({ csrf }),
+  });
+
+const expectSentToSignIn = (r: Response) => {
+  expect(r.status).toBe(302);
+  expect(r.headers.get('location')).toBe('/console/login?return_to=%2Fconsole');
+};
+
+describe('console sessions held on the server', () => {
+  it('refuses a copied session cookie once its session signed out', async () => {
+    const { jar, res } = await signIn('ada@example.com', 'gatehouse-dev');
+    const csrf = hidden(await res.text(), 'csrf');
+    const copied = cookieHeader(jar);
+    expect((await consolePage(copied)).status).toBe(200);
+    const out = await consolePost('/console/logout', copied, csrf);
+    expect(out.status).toBe(303);
+    // The copy still opens (same key, within console.session_ttl), but its session is gone.
+    expectSentToSignIn(await consolePage(copied));
+    expect((await consolePost('/console/logout', copied, csrf)).status).toBe(401);
+  });
+
+  it('signs out everywhere: every session of the operator ends, in every browser', async () => {
+    const a = await signIn('ada@example.com', 'gatehouse-dev');
+    const b = await signIn('ada@example.com', 'gatehouse-dev');
+    const csrfA = hidden(await a.res.text(), 'csrf');
+    const cookieA = cookieHeader(a.jar);
+    const cookieB = cookieHeader(b.jar);
+    expect(cookieA).not.toBe(cookieB);
+    expect((await consolePage(cookieB)).status).toBe(200);
+    const out = await consolePost('/console/logout-everywhere', cookieA, csrfA);
+    expect(out.status).toBe(303);
+    expect(out.headers.get('location')).toBe('/console/signed-out?everywhere=1');
+    expect(out.headers.getSetCookie().some((c) => /^gatehouse_console=;/.test(c))).toBe(true);
+    expectSentToSignIn(await consolePage(cookieB));
+    expectSentToSignIn(await consolePage(cookieA));
+    const page = await fetch(`${t.adminUrl}/console/signed-out?everywhere=1`);
+    expect(await page.text()).toContain('all your console sessions have ended');
+  });
+
+  it('needs the CSRF token to sign out everywhere', async () => {
+    const { jar } = await signIn('ada@example.com', 'gatehouse-dev');
+    const r = await consolePost('/console/logout-everywhere', cookieHeader(jar), 'forged');
+    expect(r.status).toBe(403);
+    expect((await consolePage(cookieHeader(jar))).status).toBe(200);
+  });
+
+  it('refuses a session whose row expired while its cookie is still within its seal lifetime', async () => {
+    const { jar, res } = await signIn('ada@example.com', 'gatehouse-dev');
+    const csrf = hidden(await res.text(), 'csrf');
+    expect((await consolePage(cookieHeader(jar))).status).toBe(200);
+    const db = t.container.db;
+    const past = new Date(t.container.clock.now().getTime() - 1000);
+    const changed = await db
+      .updateTable('console_sessions')
+      .set({ expires_at: past })
+      .where('id_hash', '=', sessionDigest(await sessionIdOf(jar)))
+      .executeTakeFirst();
+    expect(Number(changed.numUpdatedRows)).toBe(1);
+    expectSentToSignIn(await consolePage(cookieHeader(jar)));
+    expect((await consolePost('/console/logout', cookieHeader(jar), csrf)).status).toBe(401);
+  });
+
+  it('stores only a digest of the session id, nowhere the id itself', async () => {
+    const { jar } = await signIn('ada@example.com', 'gatehouse-dev');
+    const sid = await sessionIdOf(jar);
+    const db = t.container.db;
+    const row = await db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('id_hash', '=', sessionDigest(sid))
+      .executeTakeFirstOrThrow();
+    expect(row.subject).toBe('ada@example.com');
+    expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(t.container.config.console.session_ttl);
+    const tables = await sql<{ t: string }>`select table_name as t from information_schema.tables
+      where table_schema = 'public' and table_type = 'BASE TABLE'`.execute(db);
+    expect(tables.rows.map((r) => r.t)).toContain('console_sessions');
+    for (const { t: table } of tables.rows) {
+      const found = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} x
+        where strpos(x::text, ${sid}) > 0`.execute(db);
+      expect(found.rows[0]?.n, table).toBe(0);
+    }
+  });
+
+  it('deletes expired sessions at sign-in', async () => {
+    const db = t.container.db;
+    const now = t.container.clock.now();
+    const old = new Date(now.getTime() - 2 * 3600_000);
+    await db
+      .insertInto('console_sessions')
+      .values({
+        id_hash: 'expired-session',
+        subject: 'ada@example.com',
+        created_at: old,
+        last_seen_at: old,
+        expires_at: new Date(now.getTime() - 1000),
+      })
+      .execute();
+    await signIn('ada@example.com', 'gatehouse-dev');
+    const left = await db.selectFrom('console_sessions').select('id_hash').where('id_hash', '=', 'expired-session');
+    expect(await left.execute()).toEqual([]);
+  });
+
+  it('ends an operator’s sessions from the CLI (gatehouse revoke console-sessions), and only theirs', {
+    timeout: 60_000,
+  }, async () => {
+    const db = t.container.db;
+    const now = t.container.clock.now();
+    await db
+      .insertInto('console_sessions')
+      .values({
+        id_hash: 'someone-else',
+        subject: 'carol@example.com',
+        created_at: now,
+        last_seen_at: now,
+        expires_at: new Date(now.getTime() + 3600_000),
+      })
+      .execute();
+    const a = await signIn('ada@example.com', 'gatehouse-dev');
+    const b = await signIn('ada@example.com', 'gatehouse-dev');
+    const r = await runCli(['revoke', 'console-sessions', '--subject', 'ada@example.com', t.database.url, '--json'], {
+      SECRETS_SYSTEM: TEST_SECRET,
+    });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(JSON.parse(r.stdout).deleted).toBeGreaterThanOrEqual(2);
+    expectSentToSignIn(await consolePage(cookieHeader(a.jar)));
+    expectSentToSignIn(await consolePage(cookieHeader(b.jar)));
+    const rows = await db.selectFrom('console_sessions').select(['id_hash', 'subject']).execute();
+    expect(rows).toEqual([{ id_hash: 'someone-else', subject: 'carol@example.com' }]);
+  });
+});
+
 describe.skipIf(!haveChromium)('console in a real browser (Chromium)', () => {
   it('signs an operator in through the login page, shows the overview, and signs out', async () => {
     const browser = await launchChromium();
@@ -244,11 +399,34 @@ describe.skipIf(!haveChromium)('console in a real browser (Chromium)', () => {
       // Keyboard: the first Tab reaches the skip link, which moves focus to the main content.
       await page.keyboard.press('Tab');
       expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
-      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
       await page.waitForURL((u) => u.pathname === '/console/signed-out');
       expect(await page.getByRole('status').textContent()).toContain('You are signed out of the console.');
       expect(await axeViolations(page)).toEqual([]);
       expect(cspErrors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('signs out everywhere with the header’s button: another browser’s session ends too', async () => {
+    const browser = await launchChromium();
+    try {
+      // Two browser contexts: two cookie jars, as two browsers.
+      const one = await (await browser.newContext()).newPage();
+      const two = await (await browser.newContext()).newPage();
+      const csp = watchCsp(one);
+      await browserSignIn(one);
+      await browserSignIn(two);
+      await one.getByRole('button', { name: 'Sign out everywhere' }).focus();
+      await shot(one, 'console-sign-out-everywhere');
+      await one.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await one.waitForURL((u) => u.pathname === '/console/signed-out');
+      expect(await one.getByRole('status').textContent()).toContain('all your console sessions have ended');
+      expect(await axeViolations(one)).toEqual([]);
+      await two.goto(`${t.adminUrl}/console/clients`);
+      expect(new URL(two.url()).pathname).toBe('/dev/login');
+      expect(csp).toEqual([]);
     } finally {
       await browser.close();
     }
