@@ -351,10 +351,14 @@ export function listen(
           : {}),
         close: (graceMs = 10_000) =>
           new Promise<void>((res) => {
-            // Stop accepting, let in-flight requests finish, then drop what is left.
+            // Stop accepting, let in-flight requests finish, then drop what is left. A keep-alive
+            // connection whose request finishes during the grace is closed as soon as it is idle
+            // (not after keepAliveTimeout).
             const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+            const idle = setInterval(() => server.closeIdleConnections(), 25);
             server.close(() => {
               clearTimeout(timer);
+              clearInterval(idle);
               res();
             });
             server.closeIdleConnections();
