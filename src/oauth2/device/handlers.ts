@@ -15,7 +15,13 @@ import { parseOr400 } from '../guard.ts';
 import { oauth2Form } from '../token/handlers.ts';
 import type { DeviceService } from './service.ts';
 
-export const acceptDeviceUserCodeBody = z.looseObject({ user_code: z.string().optional() });
+/** Hydra's AcceptDeviceUserCodeRequest; a JSON null is Go's empty string, refused as a missing code. */
+export const acceptDeviceUserCodeBody = z.looseObject({
+  user_code: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? undefined),
+});
 
 export function deviceHandlers(service: DeviceService, config: OAuth2Config) {
   async function oAuth2DeviceFlow(ctx: Context) {

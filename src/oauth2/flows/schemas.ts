@@ -3,8 +3,17 @@ import { z } from 'zod';
 import type { FlowClient } from '../ports.ts';
 import type { FlowState } from './states.ts';
 
+/**
+ * Go's encoding/json leaves a JSON null where a string goes at the string's zero value, so
+ * `"grant_scope": [null]` decodes to `[""]`: Ory's reference consent app sends exactly that when no
+ * scope box is ticked (its `[req.body.grant_scope]` of an absent field, serialised).
+ */
+const goString = z
+  .string()
+  .nullable()
+  .transform((v) => v ?? '');
 const strings = z
-  .array(z.string())
+  .array(goString)
   .nullish()
   .transform((v) => v ?? []);
 const claims = z
@@ -24,7 +33,7 @@ const int = z
   .transform((v) => v ?? 0);
 
 export const acceptLoginBody = z.object({
-  subject: z.string().default(''),
+  subject: text,
   remember: flag,
   remember_for: int,
   extend_session_lifespan: flag,

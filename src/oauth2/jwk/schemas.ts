@@ -4,11 +4,17 @@ import { badRequest } from '../../core/errors.ts';
 
 const jsonObject = z.record(z.string(), z.unknown());
 
-/** `{alg, use, kid}`; Hydra defaults `use` and `kid` when they are empty. */
+/** A string field as Go decodes it: absent or null is the empty string. */
+const goString = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? '');
+
+/** `{alg, use, kid}`; Hydra defaults `use` and `kid` when they are empty (absent or null). */
 export const createJsonWebKeySetBody = z.object({
-  alg: z.string().default(''),
-  use: z.string().optional(),
-  kid: z.string().optional(),
+  alg: goString,
+  use: goString,
+  kid: goString,
 });
 
 export const jsonWebKeySetBody = z.object({ keys: z.array(jsonObject) });
