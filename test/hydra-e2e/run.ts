@@ -12,7 +12,7 @@
  * PostgreSQL). The checkout may also come from $HYDRA_CHECKOUT.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin, registerHooks } from 'node:module';
 import { homedir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
@@ -124,13 +124,7 @@ function registerSpecLoader(cypressDir: string): void {
   });
 }
 
-function isDirectory(p: string): boolean {
-  try {
-    return readdirSync(p).length >= 0;
-  } catch {
-    return false;
-  }
-}
+const isDirectory = (p: string): boolean => statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 
 function specFiles(dir: string): string[] {
   const out: string[] = [];
