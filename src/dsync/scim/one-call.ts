@@ -1,6 +1,6 @@
 /**
  * SCIM writes as one server-side call (PostgreSQL): `POST /Users` and a members-only group `PATCH`
- * run as one function call (sql/0240_dsync_write_functions.sql), outside an explicit
+ * run as one function call (sql/0240_dsync_write_functions.sql, bodies as of sql/0260), outside an explicit
  * transaction, so the call is its own transaction: one round trip instead of eight (create) or
  * seven (PATCH), and no round trip while the directory row is locked. Creates of one directory
  * that arrive together share a call (userCreates). The functions take the same locks, check the
