@@ -167,7 +167,7 @@ const cors = (listener: 'public' | 'admin') => ({
   enabled: bool(false, `Answer CORS requests on the ${listener} listener.`),
   allowed_origins: list(
     [],
-    'Allowed origins (empty: every origin). `*` matches within one DNS label (`https://*.example.com`), `https://*` any https origin; a wildcard that is not a whole label is ignored.',
+    'Allowed origins (empty or `*`: every origin, answered with `Access-Control-Allow-Origin: *`). Matched by component: scheme and port exactly (or by their own `*`, `?`), a pattern without a port only origins without one; host label by label: `*` one whole label (`https://*.example.com`), `**` one or more, `?` one character, `{a,b}` alternatives; `https://*` any https origin. A `*` that is not a whole label is ignored (warned at start-up). An `Origin` over 1,024 bytes or 127 labels matches nothing.',
   ),
   allowed_methods: list(
     ['POST', 'GET', 'PUT', 'PATCH', 'DELETE', 'CONNECT', 'HEAD', 'OPTIONS', 'TRACE'],
@@ -181,7 +181,10 @@ const cors = (listener: 'public' | 'admin') => ({
     ['Cache-Control', 'Expires', 'Last-Modified', 'Pragma', 'Content-Length', 'Content-Language', 'Content-Type'],
     'Response headers the browser exposes to the calling script.',
   ),
-  allow_credentials: bool(true, 'Send `Access-Control-Allow-Credentials: true`.'),
+  allow_credentials: bool(
+    true,
+    'Send `Access-Control-Allow-Credentials: true` with an allowed origin. Ignored (warned at start-up) while `allowed_origins` allows every origin: no credentials with `*`.',
+  ),
   max_age: int(0, 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`; 0: not sent).'),
   debug: bool(false, 'Log every CORS decision (debug level).'),
 });

@@ -6,6 +6,7 @@
  */
 import { createPublicKey } from 'node:crypto';
 import { AppError, HERODOT } from '../../core/errors.ts';
+import { isUnsafeWildcard } from '../../core/http/cors.ts';
 import { splitSpaces } from '../scope.ts';
 import { type ClientDraft, type ClientFields, LIFESPAN_FIELDS, TOKEN_ENDPOINT_AUTH_METHODS } from './model.ts';
 import { type GoUrl, parseRequestUri, parseUrl } from './uri.ts';
@@ -105,8 +106,41 @@ function checkCorsOrigins(d: ClientDraft): void {
         `Origin URL ${origin} must have an empty path, query, and fragment but one of the parts is not empty.`,
       );
     }
-    return `${u.scheme}://${u.host}`;
+    const normalised = `${u.scheme}://${u.host}`;
+    // Stricter than Hydra, which stores it and matches it later: such a `*` matches hosts anyone can register.
+    if (isUnsafeWildcard(normalised)) {
+      throw invalidMetadata(
+        `Origin URL ${origin} from allowed_cors_origins has a '*' that is not a whole host label, which would match hosts anyone can register; use the form https://*.example.com.`,
+      );
+    }
+    return normalised;
   });
+}
+
+/** A plain host name (Go's `Hostname()`): DNS labels (letters, digits, `-`, `_`) or an IPv6 literal. */
+const PLAIN_HOST = /^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*|[0-9a-f]*:[0-9a-f:.]*)$/i;
+
+/**
+ * gatehouse's rule for self-registered clients (Hydra 26 accepts wildcards there too): each
+ * `allowed_cors_origins` entry is one plain origin, `scheme://host[:port]` (RFC 6454 §6.2), with no
+ * `*`, `?` or `{` — an anonymous registrant may not claim a family of origins. An entry `current`
+ * (the client being replaced, RFC 7592) already has, set by the operator, may be sent back unchanged.
+ */
+function checkDynamicCorsOrigins(d: ClientFields, current?: ClientFields): void {
+  for (const origin of d.allowed_cors_origins) {
+    if (current?.allowed_cors_origins.includes(origin)) continue;
+    if (/[*?{}]/.test(origin)) {
+      throw invalidMetadata(
+        `Origin URL ${origin} from allowed_cors_origins contains a wildcard (*, ? or {), which is not allowed for dynamic client registration: list each origin.`,
+      );
+    }
+    const u = parseUrl(origin);
+    if (u?.hasAuthority && (u.scheme === 'https' || u.scheme === 'http') && !PLAIN_HOST.test(u.hostname)) {
+      throw invalidMetadata(
+        `Origin URL ${origin} from allowed_cors_origins must be a plain origin, scheme://host[:port], for dynamic client registration.`,
+      );
+    }
+  }
 }
 
 function checkRedirects(d: ClientDraft, dev: boolean): GoUrl[] {
@@ -276,5 +310,6 @@ export function validateDynamicClient(
     }
   }
   checkDynamicBounds(draft, bounds, current);
+  checkDynamicCorsOrigins(draft, current);
   return validateClient(draft, env);
 }

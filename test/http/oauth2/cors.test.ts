@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileOrigin } from '../../../src/core/http/cors.ts';
-import { startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { LogCapture, startTestServer, type TestServer } from '../../helpers/apps.ts';
+import { call } from '../../helpers/clients.ts';
 import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
 import { basic, tokenRequest } from '../../helpers/tokens.ts';
 
@@ -199,16 +200,120 @@ describe('CORS disabled (the default)', () => {
 
 describe('serve.public.cors with no allowed origins (every origin) and credentials', () => {
   let t: TestServer;
+  const logs = new LogCapture();
   beforeAll(async () => {
-    t = await startTestServer({ overrides: { 'serve.public.cors.enabled': true } });
+    t = await startTestServer({ overrides: { 'serve.public.cors.enabled': true }, log: logs.logger('warn') });
   });
   afterAll(() => t?.close());
 
-  it('echoes the origin (a wildcard is not valid with credentials)', async () => {
+  it('answers Access-Control-Allow-Origin: * and never credentials, and warns once at start-up', async () => {
     const r = await fetch(`${t.publicUrl}/.well-known/openid-configuration`, {
       headers: { origin: 'https://anything.example' },
     });
-    expect(r.headers.get('access-control-allow-origin')).toBe('https://anything.example');
-    expect(r.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
+    expect(r.headers.get('access-control-allow-credentials')).toBeNull();
+    const pre = await preflight(`${t.publicUrl}/oauth2/token`, 'https://evil.example');
+    expect(pre.headers.get('access-control-allow-origin')).toBe('*');
+    expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
+    // Even the origin a client lists gets no credentials here: every origin is allowed alike.
+    const client = await createClient(t, machine({ allowed_cors_origins: ['https://spa.example'] }));
+    const tok = await tokenFrom(t, 'https://spa.example', client, { grant_type: 'client_credentials', scope: 'read' });
+    expect(tok.status).toBe(200);
+    expect(tok.headers.get('access-control-allow-origin')).toBe('*');
+    expect(tok.headers.get('access-control-allow-credentials')).toBeNull();
+    const warned = logs.entries().filter((e) => String(e.msg).includes('allow_credentials is ignored'));
+    expect(warned).toHaveLength(1);
+  });
+});
+
+/** Origins that made the former regular expression of `https://**.**.**.**:1` backtrack. */
+const manyLabels = (bytes: number, end: string, label = 'a') => {
+  let host = label;
+  while (host.length + label.length + end.length + 10 < bytes) host += `.${label}`;
+  return `https://${host}${end}`;
+};
+
+describe('origin patterns from clients: refused at dynamic registration, bounded at matching', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({
+      overrides: {
+        'serve.public.cors.enabled': true,
+        'serve.public.cors.allowed_origins': ['https://exact.example'],
+        'oidc.dynamic_client_registration.enabled': true,
+      },
+    });
+  });
+  afterAll(() => t?.close());
+
+  it('refuses wildcards and anything but a plain origin in a self-registered client', async () => {
+    for (const origin of [
+      'https://**.**.**.**:1',
+      'https://*.example.com',
+      'https://*',
+      'https://app?.example.com',
+      'https://{a,b}.example.com',
+      'https://app.example.com/path',
+      'https://u:p@app.example.com',
+      'https://',
+      'https://a%2eb.example.com',
+    ]) {
+      const r = await call(t.publicUrl, 'POST', '/oauth2/register', { allowed_cors_origins: [origin] });
+      expect(r.status, origin).toBe(400);
+      expect(r.body.error, origin).toBe('invalid_client_metadata');
+      expect(r.body.error_description, origin).toContain(origin);
+    }
+    const wild = await call(t.publicUrl, 'POST', '/oauth2/register', {
+      allowed_cors_origins: ['https://**.**.**.**:1'],
+    });
+    expect(wild.body.error_description).toContain('not allowed for dynamic client registration');
+    const ok = await call(t.publicUrl, 'POST', '/oauth2/register', {
+      allowed_cors_origins: ['https://spa.example/', 'http://localhost:3000', 'http://[::1]:8080'],
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    expect(ok.body.allowed_cors_origins).toEqual(['https://spa.example', 'http://localhost:3000', 'http://[::1]:8080']);
+  });
+
+  it('refuses an admin-written * that is not a whole host label, and keeps whole-label wildcards', async () => {
+    for (const origin of ['https://*foo.example.com', 'https://app-*.example.com', 'https://a.**b.example.com']) {
+      const r = await call(t.adminUrl, 'POST', '/admin/clients', machine({ allowed_cors_origins: [origin] }));
+      expect(r.status, origin).toBe(400);
+      expect(r.body.error, origin).toBe('invalid_client_metadata');
+      expect(r.body.error_description, origin).toContain('not a whole host label');
+    }
+    const ok = await call(
+      t.adminUrl,
+      'POST',
+      '/admin/clients',
+      machine({ allowed_cors_origins: ['https://*.a.example'] }),
+    );
+    expect(ok.status).toBe(201);
+  });
+
+  it('answers a token request with a 10 kB or a many-label Origin against ** patterns, and allows a matching one', async () => {
+    const client = await createClient(
+      t,
+      machine({ allowed_cors_origins: ['https://**.**.**.**:1', 'https://**.spa.example'] }),
+    );
+    const form = { grant_type: 'client_credentials', scope: 'read' };
+    for (const origin of [
+      manyLabels(10_000, ':2'),
+      manyLabels(10_000, '.spa.example.x'),
+      manyLabels(1_000, ':2'),
+      manyLabels(1_000, '.:1', 'abcdefgh'),
+      `https://${'a'.repeat(990)}:1`,
+    ]) {
+      const r = await tokenFrom(t, origin, client, form);
+      expect(r.status, `${origin.length} bytes`).toBe(200);
+      expect(r.headers.get('access-control-allow-origin'), `${origin.length} bytes`).toBeNull();
+    }
+    for (const origin of ['https://a.b.c.d:1', manyLabels(1_000, ':1', 'abcdefgh'), 'https://x.y.spa.example']) {
+      const r = await tokenFrom(t, origin, client, form);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('access-control-allow-origin')).toBe(origin);
+      // An origin the client lists (not an allow-all) may still get credentials.
+      expect(r.headers.get('access-control-allow-credentials')).toBe('true');
+    }
+    expect((await fetch(`${t.publicUrl}/health/alive`)).status).toBe(200);
   });
 });
