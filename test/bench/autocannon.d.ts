@@ -4,6 +4,8 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    /** Stop after this many requests (duration is then ignored). */
+    amount?: number;
     /** Requests per second over all connections (unset: as fast as answered). */
     overallRate?: number;
     requests?: Array<{
@@ -27,6 +29,10 @@ declare module 'autocannon' {
     timeouts: number;
     non2xx: number;
   }
-  function autocannon(opts: Options): Promise<Result>;
+  /** The run: awaitable for its result, and an emitter of each response (`'response'`). */
+  interface Instance extends PromiseLike<Result> {
+    on(event: 'response', listener: () => void): Instance;
+  }
+  function autocannon(opts: Options): Instance;
   export default autocannon;
 }

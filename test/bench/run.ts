@@ -97,8 +97,8 @@ async function fire(
     const d = await side.drive(p, { seconds, connections, warmup });
     return runOf(p, before, await p.stats(), {
       rps: d.units / (d.elapsedMs / 1000),
-      p50: pct(d.latencies, 0.5),
-      p99: pct(d.latencies, 0.99),
+      p50: d.p50 ?? pct(d.latencies, 0.5),
+      p99: d.p99 ?? pct(d.latencies, 0.99),
       total: d.units,
       errors: d.errors,
       non2xx: 0,
@@ -181,8 +181,8 @@ const all = await loadScenarios();
 const chosen = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
 const gatehouses = new Map<string, Proc>();
 const peers = new Map<PeerKind, Proc>();
-const gatehouseFor = async (o: Record<string, unknown>) => {
-  const key = JSON.stringify(o);
+const gatehouseFor = async (o: Record<string, unknown>, own?: string) => {
+  const key = JSON.stringify([o, own ?? '']);
   let p = gatehouses.get(key);
   if (!p) {
     p = await startGatehouse(databaseUrl as string, o);
@@ -225,7 +225,7 @@ try {
     const conns = SMOKE ? Math.min(CONNECTIONS, s.connections ?? CONNECTIONS) : (s.connections ?? CONNECTIONS);
     const label = `[${i}/${chosen.length}] ${s.name}`;
     say(`${label}: starting`);
-    const gh = await gatehouseFor(s.overrides ?? {});
+    const gh = await gatehouseFor(s.overrides ?? {}, s.fresh ? s.name : undefined);
     const sides: Array<{ who: string; p: Proc; side: Side; reqs: BenchRequest[] }> = [
       { who: 'gatehouse', p: gh, side: s.gatehouse, reqs: await s.gatehouse.setup(gh) },
     ];
@@ -242,13 +242,14 @@ try {
     }
     const row: Row = { scenario: s.name, connections: conns, gatehouse: [], ratios: [], reports: {} };
     if (s.peer && !SMOKE) row.peer = { kind: s.peer.kind, runs: [] };
-    for (let round = 1; round <= ROUNDS; round++) {
+    const rounds = s.rounds ?? ROUNDS;
+    for (let round = 1; round <= rounds; round++) {
       // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
       const order = round % 2 ? sides : [...sides].reverse();
       const got: Record<string, Run> = {};
       for (const x of order) {
         await settle(sides, label);
-        say(`${label}: round ${round}/${ROUNDS} ${x.who}`);
+        say(`${label}: round ${round}/${rounds} ${x.who}`);
         got[x.who] = await fire(x.p, x.side, x.reqs, SECONDS, conns);
       }
       row.gatehouse.push(got.gatehouse as Run);
@@ -262,6 +263,11 @@ try {
     const g = row.gatehouse;
     if (g.some((r) => r.errors || r.non2xx) || !g.some((r) => r.requests > 0)) failed = true;
     rows.push(row);
+    // A process of its own is not needed by any later scenario: its connections go back now.
+    if (s.fresh) {
+      await gh.stop();
+      for (const [k, v] of gatehouses) if (v === gh) gatehouses.delete(k);
+    }
   }
 } finally {
   if (process.stderr.isTTY && progress) process.stderr.write('\n');

@@ -45,6 +45,9 @@ export interface DriveResult {
   errors: number;
   /** Latency of each completed unit, ms. */
   latencies: number[];
+  /** The p50 and p99 when the driver measured them itself (autocannon), instead of `latencies`. */
+  p50?: number;
+  p99?: number;
   /** Wall time of the run, ms. */
   elapsedMs: number;
 }
@@ -57,6 +60,16 @@ export interface Scenario {
   connections?: number;
   /** gatehouse config overrides (a process per distinct set; none = the defaults). */
   overrides?: Record<string, unknown>;
+  /**
+   * A gatehouse process (and so a fresh database) of its own, for a scenario whose figures depend
+   * on what the database already holds (the growth and volume scenarios).
+   */
+  fresh?: boolean;
+  /**
+   * Rounds of this scenario whatever BENCH_ROUNDS says (also in the smoke run), for a scenario
+   * whose rounds are successive steps rather than repetitions (the growth scenario).
+   */
+  rounds?: number;
   gatehouse: Side;
   /** The peer doing the same work; the ratio is gatehouse ÷ peer req/s. */
   peer?: { kind: PeerKind; side: Side };

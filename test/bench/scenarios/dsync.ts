@@ -19,17 +19,17 @@ import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 import type { Proc } from '../proc.ts';
 import type { BenchRequest, Scenario, Side } from '../types.ts';
 
-const API_KEY = 'bench-api-key';
-const SCIM_JSON = { 'content-type': 'application/scim+json' };
+export const API_KEY = 'bench-api-key';
+export const SCIM_JSON = { 'content-type': 'application/scim+json' };
 const receivers: Receiver[] = [];
 
-async function receiver(): Promise<Receiver> {
+export async function receiver(): Promise<Receiver> {
   const rx = await startReceiver();
   receivers.push(rx);
   return rx;
 }
 
-interface Dir {
+export interface Dir {
   /** path prefix of the SCIM endpoint (…/{directoryId}) */
   path: string;
   secret: string;
@@ -69,7 +69,7 @@ async function jacksonDirectory(p: Proc, product: string, webhook?: string): Pro
 }
 
 /** An Okta-shaped SCIM user (Okta's SCIM 2.0 provisioning sends these fields on create). */
-const oktaUser = (email: string, i: number) =>
+export const oktaUser = (email: string, i: number) =>
   JSON.stringify({
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
     userName: email,
@@ -175,9 +175,9 @@ const withReceiver =
     const rx = await receiver();
     return { ...(await create(p, newProduct(), rx.url)), rx };
   };
-const ghDir = withReceiver(ghDirectory);
+export const ghDir = withReceiver(ghDirectory);
 const jDir = (p: Proc) => jacksonDirectory(p, newProduct());
-const jDirHook = withReceiver(jacksonDirectory);
+export const jDirHook = withReceiver(jacksonDirectory);
 
 /** What the receivers of a side's directories got (the work is the same only if both sides deliver). */
 function webhooksReceived(dirs: Dir[]): Record<string, number> {
@@ -213,7 +213,7 @@ async function drain(p: Proc): Promise<boolean> {
  * round queued are left to finish, and the report says how long that took at most — the backlog a
  * round of writes leaves behind at this rate.
  */
-function settled(side: Side, waits: number[]): Side {
+export function settled(side: Side, waits: number[]): Side {
   return {
     ...side,
     async settle(p) {
