@@ -32,6 +32,7 @@ import { createRevocationService } from './revoke/service.ts';
 import { createSessionCodec } from './session-data.ts';
 import { createSessionsService } from './sessions/service.ts';
 import { oauth2Tasks } from './tasks.ts';
+import { coreAudit } from './token/audit.ts';
 import { createTokenHook } from './token/hook.ts';
 import { createTokenIssuer } from './token/issue.ts';
 import { createTokenLookup } from './token/lookup.ts';
@@ -81,7 +82,17 @@ export function createFlowFeatures(
     tokenUrls,
     assertionMaxTtlMs: config.oauth2.client_assertion.max_ttl,
   };
-  const token = createTokenService({ config, clock, db, sessions, issuer, trust: deps.trust, tokenUrls, clientAuth });
+  const token = createTokenService({
+    config,
+    clock,
+    db,
+    sessions,
+    issuer,
+    audit: coreAudit,
+    trust: deps.trust,
+    tokenUrls,
+    clientAuth,
+  });
   const device = createDeviceService({
     ...authorizeDeps,
     ring: keyRing(config.secrets.system, 'flow'),

@@ -141,19 +141,6 @@ export async function settleDeviceRequest(
   return r !== undefined;
 }
 
-/** accepted → issued, once. */
-export async function markIssued(db: Executor, signature: string): Promise<boolean> {
-  const r = await db
-    .updateTable('oauth2_device_requests')
-    .set({ state: 'issued' })
-    .where('nid', '=', DEFAULT_NID)
-    .where('signature', '=', signature)
-    .where('state', '=', 'accepted')
-    .returning('signature')
-    .executeTakeFirst();
-  return r !== undefined;
-}
-
 /** Counts one wrong user code for a device challenge; returns the count so far. */
 export async function countWrongUserCode(db: Executor, challengeId: string, expiresAt: Date): Promise<number> {
   const r = await db

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import { insertFrom } from './one-statement.ts';
+import { insertFrom, insertValues } from './one-statement.ts';
 
 export interface TokenRecord {
   signature: string;
@@ -123,18 +123,6 @@ export async function findCode(db: Executor, signature: string): Promise<CodeRec
   };
 }
 
-/** Marks a code used; true only for the one caller that flipped it (one-time codes under concurrency). */
-export async function consumeCode(db: Executor, signature: string): Promise<boolean> {
-  const r = await db
-    .updateTable('oauth2_authorization_codes')
-    .set({ active: false })
-    .where('nid', '=', DEFAULT_NID)
-    .where('signature', '=', signature)
-    .where('active', '=', true)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
-}
-
 export type AccessRecord = TokenRecord & { expiresAt: Date };
 export type NewRefreshRecord = TokenRecord & { accessTokenSignature: string };
 const accessValues = (t: AccessRecord) => ({ ...base(t), expires_at: t.expiresAt });
@@ -149,24 +137,50 @@ export async function insertAccessToken(db: Executor, t: AccessRecord): Promise<
 }
 
 /**
- * The code exchange's writes in one statement: flips the code inactive and, only if this call
- * flipped it, inserts the access and refresh token rows. False when the code was not active (used
- * already, or by a concurrent exchange that won): then nothing was written.
+ * A one-time credential that a grant spends to get its tokens: an authorization code (active →
+ * inactive) or a device request (accepted → issued). It can be spent once.
  */
-export async function consumeCodeIssuing(
+export interface OneTime {
+  kind: 'code' | 'device';
+  signature: string;
+}
+
+const spendOf = (s: OneTime) =>
+  s.kind === 'code'
+    ? sql`update oauth2_authorization_codes set active = false
+      where nid = ${DEFAULT_NID} and signature = ${s.signature} and active returning 1`
+    : sql`update oauth2_device_requests set state = 'issued'
+      where nid = ${DEFAULT_NID} and signature = ${s.signature} and state = 'accepted' returning 1`;
+
+/**
+ * A code exchange's or device grant's writes in one statement: spends the credential and, only if
+ * this call spent it, inserts the access and refresh token rows. False when it was spent already
+ * (used before, or by a concurrent request that won): then nothing was written.
+ */
+export async function spendIssuing(
   db: Executor,
-  signature: string,
+  spent: OneTime,
   access: AccessRecord | undefined,
   refresh: NewRefreshRecord | undefined,
 ): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`with c as (
-      update oauth2_authorization_codes set active = false
-      where nid = ${DEFAULT_NID} and signature = ${signature} and active returning 1
-    )${access ? sql`, a as (${insertFrom('oauth2_access_tokens', accessValues(access), 'c')})` : sql``}${
-      refresh ? sql`, r as (${insertFrom('oauth2_refresh_tokens', refreshValues(refresh), 'c')})` : sql``
-    }
+  const { rows } = await sql<{ n: number }>`with c as (${spendOf(spent)})${
+    access ? sql`, a as (${insertFrom('oauth2_access_tokens', accessValues(access), 'c')})` : sql``
+  }${refresh ? sql`, r as (${insertFrom('oauth2_refresh_tokens', refreshValues(refresh), 'c')})` : sql``}
     select count(*)::int as n from c`.execute(db);
   return rows[0]?.n === 1;
+}
+
+/** The token rows of one issuance (either may be absent), in one statement. */
+export async function insertTokens(
+  db: Executor,
+  access: AccessRecord | undefined,
+  refresh: NewRefreshRecord | undefined,
+): Promise<void> {
+  if (access && refresh) {
+    await sql`with a as (${insertValues('oauth2_access_tokens', accessValues(access))})
+      ${insertValues('oauth2_refresh_tokens', refreshValues(refresh))}`.execute(db);
+  } else if (access) await insertAccessToken(db, access);
+  else if (refresh) await insertRefreshToken(db, refresh);
 }
 
 /** Several access-token rows in one statement (one commit); all or none. */

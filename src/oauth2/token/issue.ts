@@ -2,28 +2,21 @@
  * Token issuance, shared by every grant: authorization codes, access tokens (opaque `ory_at_` or JWT
  * per `strategies.access_token` / the client's `access_token_strategy`; stateless JWTs, never
  * stored, with `strategies.jwt.stateless.enabled`), refresh tokens (always opaque) and ID tokens.
- * Only signatures are stored; all rows of a grant share its request id.
+ * Only signatures are stored; all rows of a grant share its request id. The token endpoint's rows
+ * are planned here and written by store/token-plan.ts; `accessToken` and `authorizationCode` write
+ * theirs within the authorization endpoint's own transaction.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { audit, auditEnabled } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
-import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import type { Executor } from '../../core/db/tx.ts';
 import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
 import { clientGrantTypes } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
-import { insertAccessTokenGrouped } from '../store/token-batch.ts';
-import {
-  type AccessRecord,
-  type CodeRecord,
-  insertAccessToken,
-  insertCode,
-  insertRefreshToken,
-  type NewRefreshRecord,
-  type TokenRecord,
-} from '../store/tokens.ts';
+import type { TokenPlan } from '../store/token-plan.ts';
+import { type CodeRecord, insertAccessToken, insertCode, type TokenRecord } from '../store/tokens.ts';
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type GrantSession, idTokenClaims } from './session.ts';
@@ -63,15 +56,9 @@ export interface MintedToken extends IssuedToken {
   row: (TokenRecord & { expiresAt: Date }) | undefined;
 }
 
-export interface PreparedTokens {
+/** The tokens of a token endpoint answer, signed, with the plan that stores them (store/token-plan.ts). */
+export interface IssuedTokens extends TokenPlan {
   response: TokenResponse;
-  accessSignature: string;
-  /** Writes the access-token row (unless stateless) and the refresh-token row (when issued). */
-  save(db: Executor): Promise<void>;
-  /** The rows `save` writes, for a caller that writes them within a statement of its own. */
-  rows: { access: AccessRecord | undefined; refresh: NewRefreshRecord | undefined };
-  /** The audit event of the issuance (`save` records it; a caller writing `rows` itself calls this). */
-  audit(db: Executor): Promise<void>;
 }
 
 export interface TokenResponse {
@@ -91,7 +78,7 @@ export interface IssuerDeps {
   clock: Clock;
   keys: KeyPort;
   sessions: SessionCodec;
-  /** `oauth2.token_hook`, run by `prepareTokenResponse` before anything is signed. */
+  /** `oauth2.token_hook`, run by `planTokens` before anything is signed. */
   hook?: TokenHook;
   /** Verifiable-credential nonces for grants holding `openid` and `userinfo_credential_draft_00`. */
   vcNonces?: VcNonces;
@@ -178,12 +165,6 @@ export function createTokenIssuer(d: IssuerDeps) {
     return { token, signature, expiresAt, row };
   }
 
-  async function refreshToken(db: Executor, grant: Grant, kind: GrantKind, accessSignature: string) {
-    const t = mintRefreshToken(grant, kind, accessSignature);
-    await insertRefreshToken(db, t.row);
-    return t;
-  }
-
   /** Builds an authorization code without storing it (`row` is what `insertCode` writes). */
   function mintAuthorizationCode(
     grant: Grant,
@@ -220,16 +201,14 @@ export function createTokenIssuer(d: IssuerDeps) {
   }
 
   /**
-   * The token endpoint response, signed and ready, with the rows still to write: `save(db)` stores
-   * them. Grants that hold a row lock prepare before taking it, so no signing, no token hook call
-   * (and no other pooled connection) happens while the lock is held. The token hook runs first and
-   * may replace the grant session's custom claims; `hookPayload` is what it sees of the form.
+   * The token endpoint response, signed and ready, and the plan of its rows (spending nothing: a
+   * grant that spends a code, a device request or a refresh token sets `spend`); the store's
+   * `persistPlan` writes them. Grants that hold a row lock plan before taking it, so no signing, no
+   * token hook call (and no other pooled connection) happens while the lock is held. The token hook
+   * runs first and may replace the grant session's custom claims; `hookPayload` is what it sees of
+   * the form.
    */
-  async function prepareTokenResponse(
-    original: Grant,
-    kind: GrantKind,
-    hookPayload?: HookPayload,
-  ): Promise<PreparedTokens> {
+  async function planTokens(original: Grant, kind: GrantKind, hookPayload?: HookPayload): Promise<IssuedTokens> {
     const grant = d.hook ? await d.hook(original, kind, hookPayload) : original;
     const at = await mintAccessToken(grant, kind);
     const response: TokenResponse = {
@@ -249,57 +228,28 @@ export function createTokenIssuer(d: IssuerDeps) {
       response.c_nonce_draft_00 = await d.vcNonces.issue(at.signature);
       response.c_nonce_expires_in_draft_00 = Math.round(d.vcNonces.lifespanMs / 1000);
     }
-    const auditIssued = (x: Executor) =>
-      audit(x, {
-        type: kind === 'refresh_token' ? 'oauth2.tokens.refreshed' : 'oauth2.tokens.issued',
-        actor: { kind: 'client', id: grant.client.id },
-        target: { kind: 'grant', id: grant.requestId },
-        details: { grant: kind, subject: grant.session.subject, refresh_token_issued: !!rt },
-      });
     return {
       response,
-      accessSignature: at.signature,
+      spend: { kind: 'none' },
       rows: { access: at.row, refresh: rt?.row },
-      audit: auditIssued,
-      async save(db) {
-        // A lone access-token row outside a transaction (machine grants, no audit row): written
-        // together with those of concurrent requests (store/token-batch.ts).
-        const grouped = !db.isTransaction && !auditEnabled() && !rt;
-        const write = async (x: Executor) => {
-          if (at.row && grouped) await insertAccessTokenGrouped(db as Db, at.row);
-          else if (at.row) await insertAccessToken(x, at.row);
-          if (rt) await insertRefreshToken(x, rt.row);
-          await auditIssued(x);
-        };
-        // The audit row commits with the token rows (machine grants are not in a transaction otherwise);
-        // withTx retries it on a serialization failure, which CockroachDB reports far more often.
-        if (auditEnabled() && !db.isTransaction) await withTx(db, write);
-        else await write(db);
-      },
+      events: [
+        {
+          type: kind === 'refresh_token' ? 'oauth2.tokens.refreshed' : 'oauth2.tokens.issued',
+          actor: { kind: 'client', id: grant.client.id },
+          target: { kind: 'grant', id: grant.requestId },
+          details: { grant: kind, subject: grant.session.subject, refresh_token_issued: !!rt },
+        },
+      ],
     };
-  }
-
-  /** The token endpoint response: an access token, plus a refresh token and ID token when granted. */
-  async function tokenResponse(
-    db: Executor,
-    grant: Grant,
-    kind: GrantKind,
-    hookPayload?: HookPayload,
-  ): Promise<TokenResponse> {
-    const p = await prepareTokenResponse(grant, kind, hookPayload);
-    await p.save(db);
-    return p.response;
   }
 
   return {
     lifespan,
     accessToken,
-    refreshToken,
     authorizationCode,
     mintAuthorizationCode,
     idToken,
-    prepareTokenResponse,
-    tokenResponse,
+    planTokens,
   };
 }
 

@@ -1,6 +1,10 @@
-/** `POST /oauth2/token`: authenticate the client, then run the grant handler for `grant_type`. */
+/**
+ * `POST /oauth2/token`: authenticate the client, run the grant handler for `grant_type` (its checks,
+ * then the plan of the tokens to issue), store the plan (store/token-plan.ts), answer.
+ */
 import { countClientAuthFailure } from '../../core/observability/oauth2.ts';
 import { oauth2Error } from '../oauth-errors.ts';
+import { persistPlan } from '../store/token-plan.ts';
 import { authenticateClient, type ClientAuthDeps } from './client-auth.ts';
 import { GRANTS, type GrantDeps } from './grants/index.ts';
 import type { TokenResponse } from './issue.ts';
@@ -23,7 +27,10 @@ export function createTokenService(d: TokenServiceDeps) {
       );
       const grant = GRANTS[grantType];
       if (!grant || !Object.hasOwn(GRANTS, grantType)) throw oauth2Error('invalid_request');
-      return grant(d, client, form);
+      const plan = await grant(d, client, form);
+      const outcome = await persistPlan(d.db, plan, d);
+      if (outcome === 'stored') return plan.response;
+      throw plan.refused ? await plan.refused(outcome) : new Error(`token plan not stored: ${outcome}`);
     },
   };
 }

@@ -1,30 +1,26 @@
 /**
- * `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6). Codes are one-time: the code
- * row is flipped inactive by the statement (or, with audit rows, the transaction) that stores the tokens, and presenting a used code
- * revokes every token of its grant family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
+ * `grant_type=authorization_code` (RFC 6749 §4.1.3, RFC 7636 §4.6). Codes are one-time: the plan
+ * spends the code, so the store flips it inactive with the statement (or, with audit rows, the
+ * transaction) that stores the tokens, and presenting a used code revokes every token of its grant
+ * family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
  */
-import { auditEnabled } from '../../../core/audit/events.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
-import { withTx } from '../../../core/db/tx.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
-import { consumeCode, consumeCodeIssuing, deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
-import type { TokenResponse } from '../issue.ts';
+import { deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
 import type { GrantSession } from '../session.ts';
-import type { GrantDeps } from './deps.ts';
+import type { GrantDeps, GrantPlan } from './deps.ts';
 
 export type { GrantDeps };
 
 const used = () => oauth2Error('invalid_grant', { hint: 'The authorization code has already been used.' });
 
-class CodeReplay extends Error {}
-
 export async function authorizationCodeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-): Promise<TokenResponse> {
+): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes('authorization_code')) {
     throw oauth2Error('unauthorized_client', {
       hint: "The OAuth 2.0 Client is not allowed to use authorization grant 'authorization_code'.",
@@ -61,8 +57,8 @@ export async function authorizationCodeGrant(
     code.codeChallengeMethod,
     form.code_verifier ?? '',
   );
-  // Signed before the transaction, so no signing (and no second pooled connection) happens inside it.
-  const prepared = await d.issuer.prepareTokenResponse(
+  // Signed before anything is written, so no signing (and no second pooled connection) happens in a transaction.
+  const issued = await d.issuer.planTokens(
     {
       requestId: code.requestId,
       client,
@@ -75,23 +71,13 @@ export async function authorizationCodeGrant(
     },
     'authorization_code',
   );
-  try {
-    if (!auditEnabled()) {
-      // One statement: the code flipped inactive and the token rows written only if this call flipped it.
-      const { access, refresh } = prepared.rows;
-      if (!(await consumeCodeIssuing(d.db, signature, access, refresh))) throw new CodeReplay();
-      await prepared.audit(d.db);
-      return prepared.response;
-    }
-    return await withTx(d.db, async (trx) => {
-      if (!(await consumeCode(trx, signature))) throw new CodeReplay();
-      await prepared.save(trx);
-      return prepared.response;
-    });
-  } catch (e) {
-    if (!(e instanceof CodeReplay)) throw e;
-    // Lost a race with another exchange of the same code: treat it as the replay it is.
-    await deleteTokensOfRequests(d.db, [code.requestId]);
-    throw used();
-  }
+  return {
+    ...issued,
+    spend: { kind: 'code', signature },
+    async refused() {
+      // Lost a race with another exchange of the same code: treat it as the replay it is.
+      await deleteTokensOfRequests(d.db, [code.requestId]);
+      return used();
+    },
+  };
 }

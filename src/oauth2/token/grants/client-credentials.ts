@@ -10,9 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
-import type { TokenResponse } from '../issue.ts';
 import type { GrantSession } from '../session.ts';
-import type { GrantDeps } from './authorization-code.ts';
+import type { GrantDeps, GrantPlan } from './deps.ts';
 
 /** The session of a token issued to a machine (no end user, no ID token claims). */
 export function machineSession(d: GrantDeps, subject: string): GrantSession {
@@ -30,7 +29,7 @@ export async function clientCredentialsGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-): Promise<TokenResponse> {
+): Promise<GrantPlan> {
   const strategy = scopeStrategy(d.config.strategies.scope);
   const clientScopes = splitSpaces(client.scope);
   const requested = splitSpaces(form.scope);
@@ -58,8 +57,7 @@ export async function clientCredentialsGrant(
   }
   const granted =
     requested.length === 0 && d.config.oauth2.client_credentials.default_grant_allowed_scope ? clientScopes : requested;
-  return d.issuer.tokenResponse(
-    d.db,
+  return d.issuer.planTokens(
     {
       requestId: randomUUID(),
       client,

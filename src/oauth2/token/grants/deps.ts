@@ -1,11 +1,12 @@
-/** What the grant handlers need. */
+/** What the grant handlers need, and what they hand back. */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../../core/clock.ts';
 import type { Database } from '../../../core/db/schema.ts';
 import type { OAuth2Config } from '../../deps.ts';
 import type { SessionCodec } from '../../session-data.ts';
+import type { AuditPort, PlanOutcome } from '../../store/token-plan.ts';
 import type { TrustService } from '../../trust/service.ts';
-import type { TokenIssuer } from '../issue.ts';
+import type { IssuedTokens, TokenIssuer } from '../issue.ts';
 
 export interface GrantDeps {
   config: OAuth2Config;
@@ -13,8 +14,20 @@ export interface GrantDeps {
   db: Kysely<Database>;
   sessions: SessionCodec;
   issuer: TokenIssuer;
+  /** Audit events of issuance and reuse; whether it writes rows picks how a plan is stored. */
+  audit: AuditPort;
   /** Trusted JWT-bearer issuers and their keys (RFC 7523 grant). */
   trust: Pick<TrustService, 'keysFor'>;
   /** Accepted `aud` values of assertions: the public token URL and the issuer-derived one. */
   tokenUrls: readonly string[];
+}
+
+/**
+ * A grant's checks passed: the answer and the plan of its rows, which the token service stores
+ * (store/token-plan.ts `persistPlan`). `refused` turns an outcome other than `stored` into the
+ * error to answer (after what that outcome needs, e.g. revoking a replayed code's tokens); a plan
+ * that spends nothing is always stored.
+ */
+export interface GrantPlan extends IssuedTokens {
+  refused?(outcome: Exclude<PlanOutcome, 'stored'>): Promise<Error>;
 }

@@ -3,19 +3,20 @@
  * recorded; a poll sooner than `oauth2.device_authorization.token_polling_interval` after the
  * previous one gets `slow_down`. Then: `expired_token` past `ttl.device_user_code`,
  * `authorization_pending` until login and consent are done, `access_denied` when the user refused,
- * and the tokens exactly once. A device code presented again after its tokens were issued revokes
- * them and fails with `invalid_grant` (fosite's replay rule for codes).
+ * and the tokens exactly once (the plan spends the device request: accepted → issued with the
+ * statement, or with audit rows the transaction, that stores the tokens). A device code presented
+ * again after its tokens were issued revokes them and fails with `invalid_grant` (fosite's replay
+ * rule for codes).
  */
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { DEVICE_CODE_GRANT } from '../../device/codes.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
-import { findDeviceRequest, lockDeviceRequest, markIssued, touchPoll } from '../../store/device.ts';
+import { findDeviceRequest, lockDeviceRequest, touchPoll } from '../../store/device.ts';
 import { deleteTokensOfRequests } from '../../store/tokens.ts';
-import type { TokenResponse } from '../issue.ts';
 import type { GrantSession } from '../session.ts';
-import type { GrantDeps } from './deps.ts';
+import type { GrantDeps, GrantPlan } from './deps.ts';
 
 const used = () => oauth2Error('invalid_grant', { hint: 'The device code has already been used.' });
 
@@ -28,7 +29,7 @@ export async function deviceCodeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-): Promise<TokenResponse> {
+): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(DEVICE_CODE_GRANT)) {
     throw oauth2Error('unauthorized_client', {
       hint: `The OAuth 2.0 Client is not allowed to use authorization grant '${DEVICE_CODE_GRANT}'.`,
@@ -79,8 +80,8 @@ export async function deviceCodeGrant(
 
   const r = await findDeviceRequest(d.db, signature);
   if (!r) throw oauth2Error('invalid_grant', { hint: 'The device code is not valid.' });
-  // Signed before the transaction, so no signing happens while the row is locked.
-  const prepared = await d.issuer.prepareTokenResponse(
+  // Signed before anything is written, so no signing happens in a transaction.
+  const issued = await d.issuer.planTokens(
     {
       requestId: r.requestId,
       client,
@@ -93,13 +94,13 @@ export async function deviceCodeGrant(
     },
     'device_authorization',
   );
-  const issued = await withTx(d.db, async (trx) => {
-    if (!(await markIssued(trx, signature))) return undefined;
-    await prepared.save(trx);
-    return prepared.response;
-  });
-  if (issued) return issued;
-  // Lost a race with a concurrent poll of the same code: that one got the tokens.
-  await deleteTokensOfRequests(d.db, [r.requestId]);
-  throw used();
+  return {
+    ...issued,
+    spend: { kind: 'device', signature },
+    async refused() {
+      // Lost a race with a concurrent poll of the same code: that one got the tokens.
+      await deleteTokensOfRequests(d.db, [r.requestId]);
+      return used();
+    },
+  };
 }

@@ -1,15 +1,15 @@
 /** Grant handlers by `grant_type` (node-oidc-provider's grant map). */
 import type { FlowClient } from '../../ports.ts';
-import type { TokenResponse } from '../issue.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
-import type { GrantDeps } from './deps.ts';
+import type { GrantDeps, GrantPlan } from './deps.ts';
 import { deviceCodeGrant } from './device-code.ts';
 import { jwtBearerGrant } from './jwt-bearer.ts';
 import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
 
-export type GrantHandler = (d: GrantDeps, client: FlowClient, form: Record<string, string>) => Promise<TokenResponse>;
+/** Checks the request; the plan it returns is stored by the token service (store/token-plan.ts). */
+export type GrantHandler = (d: GrantDeps, client: FlowClient, form: Record<string, string>) => Promise<GrantPlan>;
 
 export const GRANTS: Record<string, GrantHandler> = {
   authorization_code: authorizationCodeGrant,

@@ -14,9 +14,8 @@ import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
 import { insertJti } from '../../store/tokens.ts';
-import type { TokenResponse } from '../issue.ts';
 import { machineSession, requestedAudienceOf } from './client-credentials.ts';
-import type { GrantDeps } from './deps.ts';
+import type { GrantDeps, GrantPlan } from './deps.ts';
 import {
   checkAssertionClaims,
   JWT_BEARER_GRANT,
@@ -29,7 +28,7 @@ export async function jwtBearerGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-): Promise<TokenResponse> {
+): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(JWT_BEARER_GRANT)) {
     throw oauth2Error('unauthorized_client', {
       hint: `The OAuth 2.0 Client is not allowed to use authorization grant "${JWT_BEARER_GRANT}".`,
@@ -67,8 +66,7 @@ export async function jwtBearerGrant(
       ...requestedAudience.filter((a) => firstDisallowedAudience(client.audience, [a]) === undefined),
     ]),
   ];
-  return d.issuer.tokenResponse(
-    d.db,
+  return d.issuer.planTokens(
     {
       requestId: randomUUID(),
       client,

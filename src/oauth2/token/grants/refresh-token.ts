@@ -7,31 +7,24 @@
  * (`scope_not_granted`); same client (`invalid_grant`); the granted scopes are still allowed to the
  * client (`invalid_scope`) and the granted audience too. A `scope` parameter is ignored.
  *
- * Concurrency: the new tokens are signed first, then one READ COMMITTED transaction locks the
- * refresh token row (`FOR UPDATE`), re-judges it, rotates it and stores the new pair. Parallel
+ * Concurrency: the new tokens are signed first; the plan then rotates the token, which the store
+ * does in one READ COMMITTED transaction that locks the refresh token row (`FOR UPDATE`),
+ * re-judges it with these rules, rotates it and stores the new pair (store/token-plan.ts). Parallel
  * refreshes of one token therefore queue on that row and each sees the previous one's commit: they
  * succeed exactly as often as the rules allow and every other one is a clean `invalid_grant`.
  */
 
-import { audit } from '../../../core/audit/events.ts';
+import type { AuditEvent } from '../../../core/audit/events.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
-import { type Executor, isRetryableTxError, withTx } from '../../../core/db/tx.ts';
 import { metrics } from '../../../core/observability/metrics.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { firstDisallowedAudience, scopeStrategy } from '../../scope.ts';
-import {
-  deactivateRefreshTokensOfRequest,
-  deleteAccessToken,
-  deleteAccessTokensOfRequest,
-  lockRefreshToken,
-  markRefreshTokenUsed,
-} from '../../store/token-families.ts';
-import { deleteTokensOfRequests, findRefreshToken, type RefreshRecord } from '../../store/tokens.ts';
-import type { PreparedTokens, TokenResponse } from '../issue.ts';
-import { type GracePolicy, gracePolicyOf, refreshTokenUsable } from '../rotation.ts';
+import { revokeGrant } from '../../store/token-plan.ts';
+import { findRefreshToken, type RefreshRecord } from '../../store/tokens.ts';
+import { gracePolicyOf, refreshTokenUsable } from '../rotation.ts';
 import type { GrantSession } from '../session.ts';
-import type { GrantDeps } from './authorization-code.ts';
+import type { GrantDeps, GrantPlan } from './deps.ts';
 
 const notValid = () => oauth2Error('invalid_grant', { hint: 'The refresh token is malformed or not valid.' });
 const alreadyUsed = () =>
@@ -70,60 +63,19 @@ function checkRefresh(d: GrantDeps, client: FlowClient, row: RefreshRecord): voi
   }
 }
 
-type Outcome = 'rotated' | 'gone' | 'reused';
-
-/** Reuse revokes the grant; the revocation and its audit event commit together. */
-async function revokeReused(exec: Executor, clientId: string, requestId: string): Promise<void> {
-  metrics.refreshReuse.inc();
-  await deleteTokensOfRequests(exec, [requestId]);
-  await audit(exec, {
-    type: 'oauth2.refresh_token.reuse_detected',
-    actor: { kind: 'client', id: clientId },
-    target: { kind: 'grant', id: requestId },
-    outcome: 'failure',
-  });
-}
-
-/** The locked part: re-judge the token, rotate it, store the new pair. */
-async function rotate(
-  d: GrantDeps,
-  signature: string,
-  requestId: string,
-  prepared: PreparedTokens,
-  policy: GracePolicy,
-): Promise<Outcome> {
-  return withTx(
-    d.db,
-    async (trx) => {
-      const locked = await lockRefreshToken(trx, signature);
-      if (!locked) return 'gone';
-      const now = d.clock.now();
-      if (!refreshTokenUsable(locked, now, policy)) {
-        await revokeReused(trx, locked.clientId, requestId);
-        return 'reused';
-      }
-      await markRefreshTokenUsed(trx, signature, now);
-      if (policy.periodMs > 0) {
-        // Graceful: only the access token issued with this refresh token goes.
-        if (locked.accessTokenSignature) await deleteAccessToken(trx, locked.accessTokenSignature);
-        else await deleteAccessTokensOfRequest(trx, requestId);
-      } else {
-        // Strict: one token chain per grant.
-        await deleteAccessTokensOfRequest(trx, requestId);
-        await deactivateRefreshTokensOfRequest(trx, requestId);
-      }
-      await prepared.save(trx);
-      return 'rotated';
-    },
-    { isolation: 'read committed' },
-  );
-}
+/** Reuse revokes the grant; the revocation and this event commit together. */
+const reuseDetected = (clientId: string, requestId: string): AuditEvent => ({
+  type: 'oauth2.refresh_token.reuse_detected',
+  actor: { kind: 'client', id: clientId },
+  target: { kind: 'grant', id: requestId },
+  outcome: 'failure',
+});
 
 export async function refreshTokenGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-): Promise<TokenResponse> {
+): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes('refresh_token')) {
     throw oauth2Error('unauthorized_client', {
       hint: "The OAuth 2.0 Client is not allowed to use authorization grant 'refresh_token'.",
@@ -133,12 +85,14 @@ export async function refreshTokenGrant(
   const row = signature ? await findRefreshToken(d.db, signature) : undefined;
   if (!signature || !row) throw notValid();
   const policy = gracePolicyOf(d.config);
+  const reuse = reuseDetected(row.clientId, row.requestId);
   if (!refreshTokenUsable(row, d.clock.now(), policy)) {
-    await withTx(d.db, (trx) => revokeReused(trx, row.clientId, row.requestId));
+    metrics.refreshReuse.inc();
+    await revokeGrant(d.db, row.requestId, reuse, d.audit);
     throw alreadyUsed();
   }
   checkRefresh(d, client, row);
-  const prepared = await d.issuer.prepareTokenResponse(
+  const issued = await d.issuer.planTokens(
     {
       requestId: row.requestId,
       client,
@@ -151,16 +105,27 @@ export async function refreshTokenGrant(
     },
     'refresh_token',
   );
-  let outcome: Outcome;
-  try {
-    outcome = await rotate(d, signature, row.requestId, prepared, policy);
-  } catch (e) {
-    if (!isRetryableTxError(e)) throw e;
-    throw oauth2Error('invalid_request', {
-      hint: 'Failed to refresh token because of multiple concurrent requests using the same token. Please retry the request.',
-    });
-  }
-  if (outcome === 'gone') throw notValid();
-  if (outcome === 'reused') throw alreadyUsed();
-  return prepared.response;
+  return {
+    ...issued,
+    spend: {
+      kind: 'refresh',
+      signature,
+      requestId: row.requestId,
+      usable: (locked, now) => refreshTokenUsable(locked, now, policy),
+      graceful: policy.periodMs > 0,
+      reuse,
+    },
+    async refused(outcome) {
+      if (outcome === 'reused') {
+        metrics.refreshReuse.inc();
+        return alreadyUsed();
+      }
+      if (outcome === 'contended') {
+        return oauth2Error('invalid_request', {
+          hint: 'Failed to refresh token because of multiple concurrent requests using the same token. Please retry the request.',
+        });
+      }
+      return notValid();
+    },
+  };
 }
