@@ -4,7 +4,8 @@
  * timer (`dsync.webhook_batch_cron_interval`) and after failures (backoff).
  */
 import { taskFrom } from '../src/core/jobs/registry.ts';
-import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
+import type { DsyncTaskContext } from '../src/dsync/task-context.ts';
+import { dsyncTasks } from '../src/dsync/tasks.ts';
 
 export default taskFrom(dsyncTasks, 'dsync_process_events', async (c: Pick<DsyncTaskContext, 'dsync' | 'log'>, p) => {
   const r = await c.dsync.services.batch.run();

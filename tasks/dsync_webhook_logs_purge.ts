@@ -4,7 +4,8 @@
  */
 import { withTx } from '../src/core/db/tx.ts';
 import { taskFrom } from '../src/core/jobs/registry.ts';
-import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
+import type { DsyncTaskContext } from '../src/dsync/task-context.ts';
+import { dsyncTasks } from '../src/dsync/tasks.ts';
 
 export default taskFrom(
   dsyncTasks,

@@ -5,7 +5,8 @@
  * retry). Normally a no-op.
  */
 import { taskFrom } from '../src/core/jobs/registry.ts';
-import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
+import type { DsyncTaskContext } from '../src/dsync/task-context.ts';
+import { dsyncTasks } from '../src/dsync/tasks.ts';
 
 export default taskFrom(dsyncTasks, 'dsync_webhook_maintenance', async (c: Pick<DsyncTaskContext, 'dsync'>) => {
   await c.dsync.services.delivery.repairOrphans();

@@ -4,7 +4,8 @@ import { taskFrom } from '../src/core/jobs/registry.ts';
 import { jobSlots } from '../src/core/jobs/slots.ts';
 import { metrics } from '../src/core/observability/metrics.ts';
 import { DELIVER_TASK } from '../src/dsync/events/service.ts';
-import { type DsyncTaskContext, dsyncTasks } from '../src/dsync/tasks.ts';
+import type { DsyncTaskContext } from '../src/dsync/task-context.ts';
+import { dsyncTasks } from '../src/dsync/tasks.ts';
 
 export default taskFrom(dsyncTasks, DELIVER_TASK, async (c: Pick<DsyncTaskContext, 'dsync' | 'db'>, p, helpers) => {
   const { attempts, max_attempts: max } = helpers.job;

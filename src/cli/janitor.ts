@@ -4,7 +4,7 @@
  * target runs. A progress bar goes to stderr on a terminal; the counts go to stdout (and the log).
  */
 import type { Command } from 'commander';
-import type { JanitorTarget } from '../oauth2/janitor/service.ts';
+import type { JanitorTarget } from '../oauth2/janitor/schemas.ts';
 import { type GlobalFlags, run } from './common.ts';
 import { startProgress } from './progress.ts';
 
@@ -61,7 +61,7 @@ export function registerJanitor(program: Command): void {
             import('../container.ts'),
             import('../core/config/load.ts'),
             import('../core/config/duration.ts'),
-            import('../oauth2/janitor/service.ts'),
+            import('../oauth2/janitor/schemas.ts'),
           ]);
         const g = program.opts<GlobalFlags>();
         const config = loadConfig({

@@ -28,7 +28,7 @@ import type { Logger } from '../core/log.ts';
 import { dsyncError, jacksonError, scimErrorBody } from './errors.ts';
 import type { WebhookLogRecord } from './events/logs.ts';
 import type { GroupWithMembers } from './groups/service.ts';
-import type { DsyncServices } from './index.ts';
+import type { DsyncServices } from './services.ts';
 import {
   DIRECTORY_TYPES,
   type DirectorySyncRequest,

@@ -2,15 +2,13 @@
  * The directory-sync tasks and their payloads (task name → zod schema). The composition root adds
  * them to the registry (src/task-registry.ts); the domain's services submit jobs through
  * `Jobs<DsyncTasks>`, so a wrong task name or payload is a type error where the job is enqueued.
+ * What a task file receives is declared apart (src/dsync/task-context.ts), so that this registry,
+ * which the services import, never reaches back to the domain's face.
  */
-import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import type { Database } from '../core/db/schema.ts';
 import type { Jobs } from '../core/jobs/registry.ts';
 import { taskRegistry } from '../core/jobs/registry.ts';
-import type { Logger } from '../core/log.ts';
 import { cloudSyncPayload, cloudSyncSweepPayload } from './cloud/google/schemas.ts';
-import type { Dsync } from './index.ts';
 
 const none = z.object({}).passthrough();
 
@@ -35,14 +33,3 @@ export const dsyncTasks = taskRegistry({
 
 export type DsyncTasks = typeof dsyncTasks;
 export type DsyncJobs = Jobs<DsyncTasks>;
-
-/**
- * What a directory-sync task file may use; each picks the part it needs (`Pick<DsyncTaskContext, …>`).
- * The worker passes the process's container, which has all of it.
- */
-export interface DsyncTaskContext {
-  dsync: Dsync;
-  db: Kysely<Database>;
-  log: Logger;
-  jobs: DsyncJobs;
-}

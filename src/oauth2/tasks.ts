@@ -2,12 +2,13 @@
  * The OAuth 2.0 tasks and their payloads (task name → zod schema). The composition root adds them
  * to the registry (src/task-registry.ts); the domain's services submit jobs through
  * `Jobs<OAuth2Tasks>`, so a wrong task name or payload is a type error where the job is enqueued.
+ * What a task file receives is declared apart (src/oauth2/task-context.ts), so that this registry,
+ * which the services import, never reaches back to the domain's face.
  */
 import type { Jobs } from '../core/jobs/registry.ts';
 import { taskRegistry } from '../core/jobs/registry.ts';
-import type { OAuth2 } from './index.ts';
-import { janitorPayload } from './janitor/service.ts';
-import { backchannelPayload } from './logout/channels.ts';
+import { janitorPayload } from './janitor/schemas.ts';
+import { backchannelPayload } from './logout/schemas.ts';
 
 export const oauth2Tasks = taskRegistry({
   oauth2_backchannel_logout: backchannelPayload,
@@ -16,8 +17,3 @@ export const oauth2Tasks = taskRegistry({
 
 export type OAuth2Tasks = typeof oauth2Tasks;
 export type OAuth2Jobs = Jobs<OAuth2Tasks>;
-
-/** What an OAuth 2.0 task file may use: the domain. The worker passes the container, which has it. */
-export interface OAuth2TaskContext {
-  oauth2: OAuth2;
-}

@@ -21,8 +21,9 @@ import { metrics } from '../../core/observability/metrics.ts';
 import * as outbox from '../store/outbox.ts';
 import type { WebhookEvent } from '../types.ts';
 import { wireEvent } from './payload.ts';
+import type { SenderOptions } from './senders.ts';
 import { PROCESS_KEY, scheduleProcessing } from './service.ts';
-import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
+import { postWebhook, undeliverable } from './webhook.ts';
 
 export interface BatchOptions extends SenderOptions {
   /** `dsync.webhook_batch_size` (0: batch mode off; a run still drains the queue, 50 at a time). */

@@ -48,8 +48,9 @@ import { metrics } from '../../core/observability/metrics.ts';
 import { createKeepAlive } from '../../core/safe-fetch.ts';
 import * as outbox from '../store/outbox.ts';
 import { wireEvent } from './payload.ts';
+import type { SenderOptions } from './senders.ts';
 import { enqueueSender } from './service.ts';
-import { postWebhook, type SenderOptions, undeliverable } from './webhook.ts';
+import { DeliveryFailed, postWebhook, undeliverable } from './webhook.ts';
 
 export interface DeliveryOptions extends SenderOptions {
   maxAttempts: number;
@@ -88,11 +89,6 @@ export type DeliverOutcome =
   | { kind: 'nothing' }
   | { kind: 'dropped'; events: number; reason: string }
   | { kind: 'delivered'; events: number; continuedBy?: string | undefined; lingered?: number };
-
-/** Thrown when an attempt is not delivered: graphile-worker records the message and retries. */
-export class DeliveryFailed extends Error {
-  override name = 'DeliveryFailed';
-}
 
 /** Delivered events marked per statement (and the most a killed worker can have to send again). */
 const FLUSH_EVERY = 32;

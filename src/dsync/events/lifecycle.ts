@@ -12,8 +12,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { SafeFetch } from '../../core/safe-fetch.ts';
 import type { DsyncJobs } from '../tasks.ts';
-import { DeliveryFailed } from './delivery.ts';
-import { postWebhook } from './webhook.ts';
+import { DeliveryFailed, postWebhook } from './webhook.ts';
 
 export const LIFECYCLE_TASK = 'dsync_lifecycle_webhook' as const;
 export const LIFECYCLE_QUEUE = 'dsync:lifecycle';

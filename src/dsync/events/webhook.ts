@@ -10,25 +10,13 @@
 
 import type { Clock } from '../../core/clock.ts';
 import { webhookSignature } from '../../core/crypto/hmac.ts';
-import type { Db } from '../../core/db/tx.ts';
-import type { Logger } from '../../core/log.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { type KeepAlive, type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
-import type { DirectoriesService } from '../directories/service.ts';
-import type { DsyncJobs } from '../tasks.ts';
 import type { Directory } from '../types.ts';
-import type { WebhookLogsService } from './logs.ts';
 
-/** What the senders of directory events need (real-time delivery and batch mode). */
-export interface SenderOptions {
-  db: Db;
-  /** Where jobs go (the data transaction, or the outbox with `queue.dsn`). */
-  jobs: DsyncJobs;
-  clock: Clock;
-  log: Logger;
-  fetch: SafeFetch;
-  directories: DirectoriesService;
-  logs: WebhookLogsService;
+/** Thrown when an attempt is not delivered: graphile-worker records the message and retries. */
+export class DeliveryFailed extends Error {
+  override name = 'DeliveryFailed';
 }
 
 export interface WebhookAttempt {

@@ -12,19 +12,14 @@
  * and JWT-bearer `jti`s), `grants` (trusted JWT-bearer issuers past their `expires_at`, as Hydra's
  * `--grants`; their keys stay in the issuer's key set, unused).
  */
-import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
 import { countExpired, deleteExpiredBatch, type ExpiringTable, type ExpiryCutoff } from '../store/janitor.ts';
 import type { OAuth2Jobs } from '../tasks.ts';
+import { JANITOR_TARGETS, type JanitorTarget } from './schemas.ts';
 
 export const JANITOR_TASK = 'oauth2_janitor' as const;
-export const JANITOR_TARGETS = ['tokens', 'requests', 'sessions', 'jtis', 'grants'] as const;
-export type JanitorTarget = (typeof JANITOR_TARGETS)[number];
-
-/** Task payload; the crontab adds `_cron`. No targets: all of them. */
-export const janitorPayload = z.looseObject({ targets: z.array(z.enum(JANITOR_TARGETS)).optional() });
 
 const TABLES: Record<JanitorTarget, ExpiringTable[]> = {
   tokens: [

@@ -13,7 +13,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
@@ -23,11 +22,9 @@ import type { OAuth2Config } from '../deps.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import { type LogoutClient, listLogoutClients } from '../store/logout.ts';
 import type { OAuth2Jobs } from '../tasks.ts';
+import type { BackchannelPayload } from './schemas.ts';
 
 export const BACKCHANNEL_TASK = 'oauth2_backchannel_logout' as const;
-/** Job payload: ids only; the client's current URI is read when the job runs. */
-export const backchannelPayload = z.object({ sid: z.string().min(1), clientId: z.string().min(1) });
-export type BackchannelPayload = z.output<typeof backchannelPayload>;
 
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 

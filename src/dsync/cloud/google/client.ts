@@ -9,7 +9,7 @@
 import pRetry, { AbortError } from 'p-retry';
 import { AppError, isAppError } from '../../../core/errors.ts';
 import { type SafeFetch, SafeFetchError, type SafeResponse } from '../../../core/safe-fetch.ts';
-import { apiErrorBody, listResponse, tokenErrorBody, tokenResponse } from './schemas.ts';
+import { apiErrorBody, type ListKind, listResponse, tokenErrorBody, tokenResponse } from './schemas.ts';
 
 export const PAGE_SIZE = 200;
 
@@ -58,8 +58,6 @@ export interface TokenSet {
   expiresIn: number | undefined;
   idToken: string | undefined;
 }
-
-export type ListKind = 'users' | 'groups' | 'members';
 
 export interface ListPage {
   items: Array<Record<string, unknown> & { id: string }>;

@@ -13,7 +13,8 @@ import { listGroupIds } from '../../store/groups.ts';
 import { listUserIds } from '../../store/users.ts';
 import type { Directory, EventCallback, WebhookEvent } from '../../types.ts';
 import type { TokenSource } from './auth.ts';
-import { type GoogleClient, googleError, isGoogleError, type ListKind, type ListPage } from './client.ts';
+import { type GoogleClient, googleError, isGoogleError, type ListPage } from './client.ts';
+import type { ListKind } from './schemas.ts';
 import * as writes from './writes.ts';
 
 export const LEASE_MS = 10 * 60_000;

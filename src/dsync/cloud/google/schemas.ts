@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import { firstValue } from '../../../core/http/params.ts';
-import type { ListKind } from './client.ts';
 
 /** RFC 6749 §5.1 as Google answers it (`expires_in` in seconds). */
 export const tokenResponse = z.looseObject({
@@ -41,6 +40,9 @@ export type GoogleGroup = z.infer<typeof googleGroup>;
 
 /** A group member: `type` is USER, GROUP (a nested group) or CUSTOMER (everyone in the account). */
 export const googleMember = z.looseObject({ id: z.string().min(1), type: z.string().optional() });
+
+/** What the Directory API lists: users, groups, a group's members. */
+export type ListKind = 'users' | 'groups' | 'members';
 
 const ITEM_KEY = { users: 'users', groups: 'groups', members: 'members' } as const;
 const ITEM_SCHEMA = { users: googleUser, groups: googleGroup, members: googleMember } as const;
