@@ -1,4 +1,4 @@
--- The one-call SCIM writes (0240) no longer slow down as their directory fills (issue 30).
+-- The one-call SCIM writes (0240) no longer slow down as their directory fills.
 --
 -- A PL/pgSQL function keeps the plan of each of its statements for the life of the connection,
 -- and after five executions it may keep a generic plan (made without the parameters' values) when
