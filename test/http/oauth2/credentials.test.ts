@@ -3,7 +3,7 @@
  * the token response, the holder's proof JWT, the signed credential, and every refusal.
  */
 import { Configuration, OidcApi } from '@ory/hydra-client';
-import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, type JSONWebKeySet, jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
@@ -66,7 +66,10 @@ describe('POST /credentials', () => {
     );
     expect(status).toBe(200);
     expect(data.format).toBe('jwt_vc_json');
-    const jwks = createRemoteJWKSet(new URL(`${t.publicUrl}/.well-known/jwks.json`));
+    // The key set read once (a remote set would add a 5 s fetch deadline of its own to the test).
+    const jwks = createLocalJWKSet(
+      (await (await fetch(`${t.publicUrl}/.well-known/jwks.json`)).json()) as JSONWebKeySet,
+    );
     const { payload } = await jwtVerify(data.credential_draft_00 as string, jwks, { issuer });
     const did = payload.sub as string;
     expect(did.startsWith('did:jwk:')).toBe(true);
