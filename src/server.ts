@@ -10,8 +10,6 @@ import { healthRoutes, jacksonHealthRoutes, metricsRoutes } from './core/http/he
 import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openapi.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
-import { devUiRoutes } from './oauth2/dev-ui.ts';
-import { OAUTH2_ROUTES } from './oauth2/routes.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {
@@ -56,8 +54,8 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
   healthRoutes(pubMeta, { version, readiness: publicReadiness });
   jacksonHealthRoutes(pubMeta, { version, readiness: adminReadiness });
   pub.routes.push(...c.oauth2.routes.public, ...c.dsync.routes.public, ...(v1.public ? c.dsync.routes.v1 : []));
-  // The development login, consent and logout pages (`dev_ui.enabled`); they call the admin API over HTTP.
-  if (c.config.dev_ui.enabled) devUiRoutes(pub, { config: c.config });
+  // The development login, consent and logout pages (`dev_ui.enabled`; none otherwise).
+  pub.routes.push(...c.oauth2.routes.dev);
 
   const adm = new RouteTable();
   healthRoutes(adm.group({ access: 'public', prefix: '/admin', tag: 'metadata' }), {
@@ -81,7 +79,7 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
       summary: 'This OpenAPI document.',
       responses: { 200: { description: 'OpenAPI 3.1 document.' } },
     };
-    const fromTable = new Set(OAUTH2_ROUTES.filter((r) => r.listener === kind).map((r) => `${r.method} ${r.path}`));
+    const fromTable = new Set(c.oauth2.routeDocs[kind].map((r) => `${r.method} ${r.path}`));
     const doc = openApiDocument(
       {
         title: `gatehouse ${kind} API`,
@@ -92,7 +90,7 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
         serverUrl: kind === 'public' ? c.config.urls.self.public : c.config.urls.self.admin,
       },
       [
-        ...OAUTH2_ROUTES.filter((r) => r.listener === kind),
+        ...c.oauth2.routeDocs[kind],
         ...declaredDocs(routes.filter((r) => !fromTable.has(`${r.method} ${r.path}`))),
         self,
       ],

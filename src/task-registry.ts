@@ -6,9 +6,8 @@
 import { coreTasks } from './core/audit/tasks.ts';
 import type { Config } from './core/config/load.ts';
 import type { WorkerLane } from './core/jobs/runner.ts';
-import { DELIVER_TASK } from './dsync/events/service.ts';
-import { dsyncTasks } from './dsync/tasks.ts';
-import { oauth2Tasks } from './oauth2/tasks.ts';
+import { DELIVER_TASK, dsyncTasks } from './dsync/index.ts';
+import { oauth2Tasks } from './oauth2/index.ts';
 
 function combine<A extends object, B extends object, C extends object>(a: A, b: B, c: C): A & B & C {
   const out: Record<string, unknown> = {};

@@ -199,6 +199,9 @@ export function secretBox(id: string, label: string, value: string, open = false
 </details>`;
 }
 
+/** The first line of an error, for tables (the whole text is in the row's details). */
+export const firstLine = (s: string | null) => (s ?? '').split('\n')[0] ?? '';
+
 export const when = (d: Date | string | null | undefined) =>
   d
     ? e(

@@ -18,46 +18,46 @@ import { AppError } from '../core/errors.ts';
 import { cspSource, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
 import type { Guard, RouteTable } from '../core/http/routes.ts';
-import { overviewPage, startSampler } from './charts.ts';
-import { dsyncPages } from './dsync-pages.ts';
+import { CONSOLE_CLIENT_ID, type ConsoleEnv, type ConsolePage, NOTICES, publicPath } from './env.ts';
 import { e, layout } from './html.ts';
-import { jobPages } from './job-pages.ts';
-import { oauth2Pages } from './oauth2-pages.ts';
+import { clientPages } from './pages/clients.ts';
+import { deliveryLogPages } from './pages/delivery-log.ts';
+import { directoryListPages } from './pages/directories.ts';
+import { directoryPages } from './pages/directory.ts';
+import { directoryEventPages } from './pages/directory-events.ts';
+import { directoryGroupPages } from './pages/directory-groups.ts';
+import { directoryUserPages } from './pages/directory-users.ts';
+import { jobPages } from './pages/jobs.ts';
+import { keyPages } from './pages/keys.ts';
+import { overviewPages } from './pages/overview.ts';
+import { sessionPages } from './pages/sessions.ts';
+import { setupLinkPages } from './pages/setup-links.ts';
+import { trustPages } from './pages/trust.ts';
+import { webhookPages } from './pages/webhooks.ts';
 import { type ConsoleSession, createCookieSealer, sameSecret } from './session.ts';
 import { createSignIn } from './signin.ts';
 
-export const CONSOLE_CLIENT_ID = 'gatehouse-console';
-
-/** The path as the browser sees it (`/console/…`). */
-export const publicPath = (ctx: Context) => ctx.path.replace(/^\/admin(?=\/console(\/|$))/, '');
-
-/** What page handlers get: the container, the operator's session and the renderers. */
-export interface ConsoleEnv {
-  c: Container;
-  /** Renders a page of the signed-in operator (status 200 unless given). */
-  page(ctx: Context, title: string, body: string, o?: { status?: number; notice?: string | undefined }): void;
-  /** The signed-in operator's session (set by the guard). */
-  session(ctx: Context): ConsoleSession;
-  /** A form field of a POST body (first value). */
-  field(ctx: Context, name: string): string;
-  /** Every value of a repeated form field. */
-  fields(ctx: Context, name: string): string[];
-}
-
-/** Result messages shown after a redirect (`?done=`): a fixed list, so a link cannot put words on a page. */
-export const NOTICES: Record<string, string> = {
-  'client-deleted': 'The client was deleted.',
-  'client-updated': 'The client was saved.',
-  'key-added': 'The key was added to the set.',
-  'key-rotated': 'A new key was generated; it signs from now on.',
-  'key-deleted': 'The key was deleted.',
-  'sessions-revoked': 'The sessions were revoked.',
-  'trust-deleted': 'The trust relationship was deleted.',
-  'trust-added': 'The trust relationship was added.',
-  'jobs-retried': 'The job was re-enqueued.',
-  'webhook-retried': 'The delivery was re-enqueued.',
-  'link-created': 'A setup link was created.',
-};
+/**
+ * The pages, one module each, in the order their routes are registered (it is the order of the
+ * route table in docs/security.md; the setup links come before the directory of `:id`, which would
+ * match their path).
+ */
+const PAGES: readonly ConsolePage[] = [
+  overviewPages,
+  clientPages,
+  keyPages,
+  sessionPages,
+  trustPages,
+  directoryListPages,
+  setupLinkPages,
+  directoryPages,
+  directoryUserPages,
+  directoryGroupPages,
+  directoryEventPages,
+  deliveryLogPages,
+  webhookPages,
+  jobPages,
+];
 
 /**
  * Registers the console's pages on the admin listener's table (sign-in pages public, every other
@@ -70,7 +70,6 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
   const ttlSec = Math.max(60, Math.floor(cfg.console.session_ttl / 1000));
   const operators = new Set(cfg.console.operators);
   const isOperator = (sub: string) => operators.has(sub);
-  startSampler();
 
   const formTargets = (ctx: Context) => {
     const out = [cspSource(cfg.urls.self.admin), cspSource(ctx.origin)].filter((x): x is string => !!x);
@@ -106,6 +105,8 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
       const v = body(ctx)[name];
       return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
     },
+    csrf: (ctx) => env.session(ctx).csrf,
+    param: (ctx, name) => String((ctx.params as Record<string, string>)[name] ?? ''),
   };
 
   /** An error page of the console (never a stack trace). */
@@ -172,13 +173,7 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
     ctx.redirect('/console/signed-out?everywhere=1');
   });
 
-  r.get('/', async function consoleOverview(ctx) {
-    await overviewPage(env, ctx);
-  });
-
-  oauth2Pages(env, r);
-  dsyncPages(env, r);
-  jobPages(env, r);
+  for (const page of PAGES) page(env, r);
 
   return {
     operator: {

@@ -14,7 +14,7 @@ import type { Container } from '../container.ts';
 import { AppError } from '../core/errors.ts';
 import { sendHtml } from '../core/http/html.ts';
 import type { Registrar } from '../core/http/routes.ts';
-import { clientBody, decodeBody, toDraft } from '../oauth2/clients/schemas.ts';
+import { clientDraft } from '../oauth2/index.ts';
 import { e, layout } from './html.ts';
 import { type CookieSealer, randomToken, sameSecret } from './session.ts';
 
@@ -44,20 +44,18 @@ export function createSignIn(d: SignInDeps) {
   /** Creates the console's client, or brings its settings and secret up to date (once per process). */
   function ensureClient(): Promise<void> {
     ensured ??= (async () => {
-      const draft = toDraft(
-        decodeBody(clientBody, {
-          client_id: clientId,
-          client_name: 'gatehouse console',
-          client_secret: sealer.clientSecret(),
-          redirect_uris: [redirectUri],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-          scope: 'openid',
-          token_endpoint_auth_method: 'client_secret_basic',
-          skip_consent: true,
-          metadata: { managed_by: 'gatehouse console' },
-        }),
-      );
+      const draft = clientDraft({
+        client_id: clientId,
+        client_name: 'gatehouse console',
+        client_secret: sealer.clientSecret(),
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        scope: 'openid',
+        token_endpoint_auth_method: 'client_secret_basic',
+        skip_consent: true,
+        metadata: { managed_by: 'gatehouse console' },
+      });
       // Already as wanted (the usual case after the first start): no write, no audit event.
       const stored = await c.oauth2.clients.findStored(clientId);
       if (

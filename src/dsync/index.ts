@@ -1,7 +1,9 @@
 /**
- * The directory-sync domain (Jackson-compatible). `createDsync` wires its services and returns the
- * routers: SCIM for identity providers on the public listener, the v1 management API on the admin
- * listener, and the Jackson-style library controller. No I/O happens here.
+ * The directory-sync domain (Jackson-compatible), and its one public face: what the rest of the
+ * program (the composition root, the server, the console, the library) may use. `createDsync` wires
+ * its services (services.ts) and returns the routes: SCIM for identity providers on the public
+ * listener, the v1 management API, and the Jackson-style library controller. No I/O happens here.
+ * Task files declare their context in task-context.ts; nothing inside the domain imports this file.
  */
 
 import { cookiesSecure } from '../core/http/cookies.ts';
@@ -44,3 +46,16 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
     controller: (o = {}) => createDirectorySyncController(services, { log: core.log, ...o }),
   };
 }
+
+// ---- What the composition root registers ------------------------------------------------
+
+/** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
+export { dsyncTasks } from './tasks.ts';
+
+// ---- What the console uses beside the services ----------------------------------------------
+
+export { LIFECYCLE_TASK } from './events/lifecycle.ts';
+/** The tasks that post webhooks (a directory's sender, the lifecycle webhook): their failed jobs are retried by hand. */
+export { DELIVER_TASK } from './events/service.ts';
+export type { SetupLink } from './setup-links.ts';
+export { DIRECTORY_TYPES, type DirectoryRecord, isUuid, type WebhookEvent } from './types.ts';

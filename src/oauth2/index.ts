@@ -1,23 +1,29 @@
 /**
- * The OAuth 2.0 / OpenID Connect domain (Hydra-compatible). `createOAuth2` wires its services and
- * returns the routers for the public and admin listeners. No I/O happens here.
+ * The OAuth 2.0 / OpenID Connect domain (Hydra-compatible), and its one public face: what the rest
+ * of the program (the composition root, the server, the console, the library) may use. `createOAuth2`
+ * wires its services and returns the routes of the public and admin listeners. No I/O happens here.
+ * Task files declare their context in task-context.ts; nothing inside the domain imports this file.
  */
 
 import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
 import type { PerClientCors } from '../core/http/cors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
+import type { RouteDoc } from '../core/http/openapi.ts';
 import { bearerToken } from '../core/http/params.ts';
 import { DOCUMENT_CACHE_CONTROL, type PreparedRoute, preparedCache } from '../core/http/prepared.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from '../core/http/routes.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
 import { authorizeHandlers } from './authorize/handlers.ts';
 import { clientHandlers } from './clients/handlers.ts';
+import type { ClientDraft } from './clients/model.ts';
 import { createRegistrationService, type RegistrationService } from './clients/registration.ts';
 import { registrationHandlers } from './clients/registration-handlers.ts';
+import { clientBody, decodeBody, toDraft } from './clients/schemas.ts';
 import { type ClientService, createClientService } from './clients/service.ts';
 import { createPerClientCors } from './cors.ts';
 import { credentialHandlers } from './credentials/handlers.ts';
 import type { OAuth2Deps } from './deps.ts';
+import { devUiRoutes } from './dev-ui.ts';
 import { deviceHandlers } from './device/handlers.ts';
 import { discoveryHandlers } from './discovery/handlers.ts';
 import { createDiscoveryService, type DiscoveryService } from './discovery/service.ts';
@@ -44,8 +50,13 @@ import { createTrustService, type TrustService } from './trust/service.ts';
 import { userinfoHandlers } from './userinfo/handlers.ts';
 
 export interface OAuth2 {
-  /** Every route of the domain per listener, with its policy (the table in routes.ts). */
-  routes: { public: readonly DeclaredRoute[]; admin: readonly DeclaredRoute[] };
+  /**
+   * Every route of the domain per listener, with its policy (the table in routes.ts), and the
+   * development login, consent and logout pages (`dev_ui.enabled`; none otherwise) of the public one.
+   */
+  routes: { public: readonly DeclaredRoute[]; admin: readonly DeclaredRoute[]; dev: readonly DeclaredRoute[] };
+  /** The OpenAPI entries of the route table per listener (richer than those a declared route gives). */
+  routeDocs: { public: readonly RouteDoc[]; admin: readonly RouteDoc[] };
   /** The guards of the access names the routes use (`admin` is the server's). */
   guards: Record<Exclude<OAuth2Access, 'public' | 'admin'>, Guard>;
   /** Signing and verification keys for ID tokens, JWT access tokens and logout tokens. */
@@ -138,6 +149,9 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
       ...fallbackHandlers(),
     },
   );
+  // They call the admin API over HTTP, as a login and consent app of one's own would.
+  const dev = new RouteTable();
+  if (config.dev_ui.enabled) devUiRoutes(dev, { config });
   const cors = createPerClientCors({ clients, lookup: flows.lookup, now: () => clock.now() });
   const guards: OAuth2['guards'] = {
     client: {
@@ -158,7 +172,11 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     },
   };
   return {
-    routes: { public: tables.public.routes, admin: tables.admin.routes },
+    routes: { public: tables.public.routes, admin: tables.admin.routes, dev: dev.routes },
+    routeDocs: {
+      public: OAUTH2_ROUTES.filter((r) => r.listener === 'public'),
+      admin: OAUTH2_ROUTES.filter((r) => r.listener === 'admin'),
+    },
     guards,
     keys,
     jwks,
@@ -176,3 +194,19 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     ].map((r) => ({ ...r, cacheControl: DOCUMENT_CACHE_CONTROL })),
   };
 }
+
+// ---- What the composition root registers ------------------------------------------------
+
+/** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
+export { oauth2Tasks } from './tasks.ts';
+
+// ---- What the console calls beside the services ---------------------------------------------
+
+/** A client draft from a body of the admin API's shape: the checks of `POST /admin/clients` (400 on a bad field). */
+export const clientDraft = (body: unknown): ClientDraft => toDraft(decodeBody(clientBody, body));
+/** A client as the admin API answers it. */
+export { renderClient } from './clients/schemas.ts';
+/** A new client secret, as `POST /admin/clients` generates one. */
+export { generateSecret as generateClientSecret } from './clients/secrets.ts';
+/** A trust relationship from a body of the admin API's shape (`POST /admin/trust/grants/jwt-bearer/issuers`). */
+export { decodeTrustBody } from './trust/schemas.ts';

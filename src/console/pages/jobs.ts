@@ -6,10 +6,10 @@
  */
 
 import type { Context } from 'koa';
-import type { Registrar } from '../core/http/routes.ts';
-import { countJobs, type JobState, listFailedJobs, retryFailedJobs } from '../core/jobs/admin.ts';
-import { e, postButton, table, when } from './html.ts';
-import type { ConsoleEnv } from './index.ts';
+import type { Registrar } from '../../core/http/routes.ts';
+import { countJobs, type JobState, listFailedJobs, retryFailedJobs } from '../../core/jobs/admin.ts';
+import type { ConsoleEnv } from '../env.ts';
+import { e, firstLine, postButton, table, when } from '../html.ts';
 
 const STATES: JobState[] = ['waiting', 'scheduled', 'running', 'failed'];
 const FAILED_SHOWN = 100;
@@ -20,9 +20,6 @@ const RESULTS: Record<string, string> = {
   'jobs-retried': 'The failed job(s) were re-enqueued; they run with a fresh attempt budget.',
   'jobs-none': 'No failed job matched (it may have been retried already).',
 };
-
-/** The first line of an error, for tables (the whole text is in the row's details). */
-export const firstLine = (s: string | null) => (s ?? '').split('\n')[0] ?? '';
 
 export function jobPages(env: ConsoleEnv, r: Registrar): void {
   const db = env.c.db;
