@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { configureAudit } from './core/audit/events.ts';
+import { type AuditType, auditCatalogue, configureAudit } from './core/audit/events.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import type { Config } from './core/config/load.ts';
 import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
@@ -27,8 +27,8 @@ import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
 import { configureMetrics, observeJobs, observeOutbox, observePool } from './core/observability/metrics.ts';
 import { createSafeFetch, type Resolver, type SafeFetch, type SafeFetchOptions } from './core/safe-fetch.ts';
-import { createDsync, type Dsync, type DsyncOptions } from './dsync/index.ts';
-import { createOAuth2, type OAuth2 } from './oauth2/index.ts';
+import { createDsync, DSYNC_AUDIT_TYPES, type Dsync, type DsyncOptions } from './dsync/index.ts';
+import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2 } from './oauth2/index.ts';
 import { type Tasks, taskRegistry } from './task-registry.ts';
 
 /** Shared infrastructure every domain receives. */
@@ -54,6 +54,8 @@ export interface Core {
   changes: ChangeFeed;
   /** Where transactions' jobs go: graphile-worker in `db`, or the outbox when `queue.dsn` is set. */
   queue: JobQueue;
+  /** Every audit event type of the program (the faces' lists): the audit routes filter by them. */
+  auditTypes: readonly AuditType[];
   close(): Promise<void>;
 }
 
@@ -197,6 +199,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
     changes,
     queue,
+    auditTypes: auditCatalogue(OAUTH2_AUDIT_TYPES, DSYNC_AUDIT_TYPES),
     async close() {
       await changes.close();
       for (const stop of unobserve) stop();

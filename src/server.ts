@@ -64,7 +64,12 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
   });
   jacksonHealthRoutes(adm.group({ access: 'public', tag: 'metadata' }), { version, readiness: adminReadiness });
   metricsRoutes(adm.group({ access: 'admin', tag: 'metadata' }));
-  auditRoutes(adm.group({ access: 'admin', tag: 'audit' }), { db: c.db, config: c.config, now: () => c.clock.now() });
+  auditRoutes(adm.group({ access: 'admin', tag: 'audit' }), {
+    db: c.db,
+    config: c.config,
+    now: () => c.clock.now(),
+    types: c.auditTypes,
+  });
   adm.routes.push(...c.oauth2.routes.admin, ...(v1.admin ? c.dsync.routes.v1 : []));
   const documented = adm.routes.length;
   // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.

@@ -49,6 +49,8 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
 
 // ---- What the composition root registers ------------------------------------------------
 
+/** The domain's audit event types (`declare module` adds them to the core's `AuditTypes`). */
+export { DSYNC_AUDIT_TYPES } from './audit.ts';
 /** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
 export { dsyncTasks } from './tasks.ts';
 

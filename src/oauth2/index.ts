@@ -197,6 +197,8 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
 
 // ---- What the composition root registers ------------------------------------------------
 
+/** The domain's audit event types (`declare module` adds them to the core's `AuditTypes`). */
+export { OAUTH2_AUDIT_TYPES } from './audit.ts';
 /** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
 export { oauth2Tasks } from './tasks.ts';
 

@@ -14,7 +14,7 @@ import { AppError, HERODOT } from '../errors.ts';
 import { firstValue } from '../http/params.ts';
 import type { Registrar } from '../http/routes.ts';
 import { keysetPage, linkHeader, parsePageQuery } from '../pagination.ts';
-import { AUDIT_TYPES } from './events.ts';
+import type { AuditType } from './events.ts';
 import { listAuditEvents, type StoredAuditEvent } from './store.ts';
 
 const PAGE_KIND = 'audit-events';
@@ -48,12 +48,16 @@ export const renderAuditEvent = (e: StoredAuditEvent) => ({
   details: e.details,
 });
 
-export function auditRoutes(router: Registrar, o: { db: Db; config: Config; now: () => Date }): void {
+/** `types`: every audit event type of the program (the `type` filter refuses others). */
+export function auditRoutes(
+  router: Registrar,
+  o: { db: Db; config: Config; now: () => Date; types: readonly AuditType[] },
+): void {
   const ring = () => keyRing(paginationSecrets(o.config), 'pagination');
   router.get('/admin/audit/events', async function listAuditEventsHandler(ctx: Context) {
     const q = ctx.query;
     const types = many(q.type);
-    const unknown = types.find((t) => !(AUDIT_TYPES as readonly string[]).includes(t));
+    const unknown = types.find((t) => !(o.types as readonly string[]).includes(t));
     if (unknown) throw bad(`Unknown audit event type '${unknown}'.`);
     const since = time('since', firstValue(q.since));
     const until = time('until', firstValue(q.until));
