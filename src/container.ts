@@ -25,10 +25,16 @@ import { directQueue, type JobQueue, outboxQueue } from './core/jobs/queue.ts';
 import { type Jobs, jobsFor } from './core/jobs/registry.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
 import { createLogger, type Logger } from './core/log.ts';
-import { configureMetrics, observeJobs, observeOutbox, observePool } from './core/observability/metrics.ts';
+import {
+  configureMetrics,
+  observeJobs,
+  observeOutbox,
+  observePool,
+  registerMetrics,
+} from './core/observability/metrics.ts';
 import { createSafeFetch, type Resolver, type SafeFetch, type SafeFetchOptions } from './core/safe-fetch.ts';
-import { createDsync, DSYNC_AUDIT_TYPES, type Dsync, type DsyncOptions } from './dsync/index.ts';
-import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2 } from './oauth2/index.ts';
+import { createDsync, DSYNC_AUDIT_TYPES, type Dsync, type DsyncOptions, dsyncMetrics } from './dsync/index.ts';
+import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2, oauth2Metrics } from './oauth2/index.ts';
 import { type Tasks, taskRegistry } from './task-registry.ts';
 
 /** Shared infrastructure every domain receives. */
@@ -184,6 +190,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true, listen })
     : createChangeFeed({ url, log, direct: dsn.kind === 'memory', listen });
   configureAudit({ enabled: config.audit.enabled });
+  // The faces' metric families join the process's registry (once; a second container finds them there).
+  registerMetrics(oauth2Metrics, dsyncMetrics);
   configureMetrics({ enabled: config.metrics.enabled });
   // The job gauges read graphile-worker's tables in the queue database (always PostgreSQL).
   const unobserve = [observePool(handle.pool), observeJobs(queue.pool)];

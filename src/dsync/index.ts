@@ -51,6 +51,8 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
 
 /** The domain's audit event types (`declare module` adds them to the core's `AuditTypes`). */
 export { DSYNC_AUDIT_TYPES } from './audit.ts';
+/** The domain's metric family (`declare module` adds its names to the core's `Metrics`). */
+export { dsyncMetrics } from './metrics.ts';
 /** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
 export { dsyncTasks } from './tasks.ts';
 

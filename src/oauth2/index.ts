@@ -199,6 +199,8 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
 
 /** The domain's audit event types (`declare module` adds them to the core's `AuditTypes`). */
 export { OAUTH2_AUDIT_TYPES } from './audit.ts';
+/** The domain's metric family (`declare module` adds its names to the core's `Metrics`). */
+export { oauth2Metrics } from './metrics.ts';
 /** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
 export { oauth2Tasks } from './tasks.ts';
 

@@ -1,11 +1,15 @@
 /**
- * Every Prometheus metric gatehouse exports, defined once here (prom-client). Call sites record with
- * one line (`metrics.tokensIssued.inc({ grant, format })`). Label values are bounded sets (route
- * templates, grant types, outcomes, task names): never a client id, subject, directory id or
- * anything a caller chooses freely.
+ * The process's Prometheus registry (prom-client) and the instruments call sites record with, one
+ * line each (`metrics.auditEvents.inc({ type })`). The core defines its own (HTTP requests, SQL
+ * statements, audit events, pools, jobs); every other family is a registry entry: a domain defines
+ * its instruments with `counter`/`histogram` (src/<domain>/metrics.ts), adds their names to `Metrics`
+ * by declaration merging, and the composition root registers the family (`registerMetrics`), which
+ * puts its instruments in `metrics` and its metrics in the registry. Label values are bounded sets
+ * (route templates, grant types, outcomes, task names): never a client id, subject, directory id
+ * or anything a caller chooses freely.
  *
- * The registry is per process: the admin listener serves it at `/admin/metrics/prometheus` (Hydra's
- * path) and a worker serves its own on `worker.metrics.port` (metricsServer below).
+ * The admin listener serves the registry at `/admin/metrics/prometheus` (Hydra's path) and a worker
+ * serves its own on `worker.metrics.port` (metricsServer below).
  */
 import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
@@ -17,100 +21,99 @@ client.collectDefaultMetrics({ register: registry });
 
 const SECONDS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-const httpRequests = new client.Counter({
-  name: 'gatehouse_http_requests_total',
-  help: 'HTTP requests by listener, route template, method and status code.',
-  labelNames: ['listener', 'route', 'method', 'status'] as const,
-  registers: [registry],
-});
-const httpDuration = new client.Histogram({
-  name: 'gatehouse_http_request_duration_seconds',
-  help: 'HTTP request latency by listener, route template, method and status code.',
-  labelNames: ['listener', 'route', 'method', 'status'] as const,
-  buckets: SECONDS,
-  registers: [registry],
-});
+type Instrument = client.Counter<string> | client.Histogram<string>;
+/** Instruments by the name call sites use (`metrics.<name>`). */
+export type MetricFamily = Readonly<Record<string, Instrument>>;
+
+/** A counter of a family, registered with the process's registry when its family is. */
+export const counter = <L extends string = never>(o: { name: string; help: string; labelNames?: readonly L[] }) =>
+  new client.Counter<L>({ ...o, registers: [] });
+
+/** A histogram of a family, registered with the process's registry when its family is. */
+export const histogram = <L extends string = never>(o: {
+  name: string;
+  help: string;
+  labelNames?: readonly L[];
+  buckets: number[];
+}) => new client.Histogram<L>({ ...o, registers: [] });
+
+const http = {
+  requests: counter({
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests by listener, route template, method and status code.',
+    labelNames: ['listener', 'route', 'method', 'status'] as const,
+  }),
+  duration: histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'HTTP request latency by listener, route template, method and status code.',
+    labelNames: ['listener', 'route', 'method', 'status'] as const,
+    buckets: SECONDS,
+  }),
+};
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-let recording = true;
-
 /** Records one finished request. `route` is the matched route template, or undefined (no route matched). */
 export function observeHttp(listener: string, route: string | undefined, method: string, status: number, ms: number) {
-  if (!recording) return;
   const labels = {
     listener,
     route: route ?? 'unmatched',
     method: METHODS.has(method) ? method : 'OTHER',
     status: String(status),
   };
-  httpRequests.inc(labels);
-  httpDuration.observe(labels, ms / 1000);
+  http.requests.inc(labels);
+  http.duration.observe(labels, ms / 1000);
 }
 
-export const metrics = {
-  /** Tokens the token endpoint issued, by grant type and access-token format (opaque, jwt). */
-  tokensIssued: new client.Counter({
-    name: 'gatehouse_oauth2_tokens_issued_total',
-    help: 'Token responses issued by the token endpoint, by grant type and access token format.',
-    labelNames: ['grant', 'format'] as const,
-    registers: [registry],
-  }),
-  clientAuthFailures: new client.Counter({
-    name: 'gatehouse_oauth2_client_authentication_failures_total',
-    help: 'Failed client authentications at the token endpoint, by the method the request used.',
-    labelNames: ['method'] as const,
-    registers: [registry],
-  }),
-  refreshReuse: new client.Counter({
-    name: 'gatehouse_oauth2_refresh_token_reuse_total',
-    help: 'Refresh tokens presented again after rotation (the grant is revoked).',
-    registers: [registry],
-  }),
-  scimOperations: new client.Counter({
-    name: 'gatehouse_scim_operations_total',
-    help: 'SCIM requests by directory type, resource, operation and outcome.',
-    labelNames: ['directory_type', 'resource', 'operation', 'outcome'] as const,
-    registers: [registry],
-  }),
-  webhookDeliveries: new client.Counter({
-    name: 'gatehouse_webhook_deliveries_total',
-    help: 'Webhook POST attempts by outcome (delivered, failed).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  }),
-  webhookRetries: new client.Counter({
-    name: 'gatehouse_webhook_retries_total',
-    help: 'Webhook delivery job runs that were retries (attempt > 1).',
-    registers: [registry],
-  }),
-  webhookFailedPermanently: new client.Counter({
-    name: 'gatehouse_webhook_failed_permanently_total',
-    help: 'Webhook delivery jobs that used up their attempts.',
-    registers: [registry],
-  }),
-  webhookLatency: new client.Histogram({
-    name: 'gatehouse_webhook_commit_to_receipt_seconds',
-    help: 'Time from the commit of a directory change to the receiver accepting its webhook event.',
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600],
-    registers: [registry],
-  }),
-  dbQueryDuration: new client.Histogram({
+const coreMetrics = {
+  dbQueryDuration: histogram({
     name: 'gatehouse_db_query_duration_seconds',
     help: 'Latency of SQL statements run through the query builder, by outcome (ok, error).',
     labelNames: ['outcome'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
-    registers: [registry],
   }),
-  auditEvents: new client.Counter({
+  auditEvents: counter({
     name: 'gatehouse_audit_events_total',
     help: 'Audit events recorded, by type.',
     labelNames: ['type'] as const,
-    registers: [registry],
   }),
 };
 
-const instruments = { ...metrics };
+/**
+ * What call sites record with: the core's instruments, and those of every family the composition
+ * root registered (each domain adds its names here by declaration merging).
+ */
+export interface Metrics extends Readonly<typeof coreMetrics> {}
+
+export const metrics = {} as Metrics;
+
+/** Each instrument where its call sites read it, so that `configureMetrics` can turn it off there. */
+const slots: Array<{ holder: Record<string, unknown>; key: string; instrument: Instrument }> = [];
+const registered = new Set<MetricFamily>();
+
+function hold(holder: Record<string, unknown>, family: MetricFamily): void {
+  for (const [key, instrument] of Object.entries(family)) {
+    registry.registerMetric(instrument);
+    holder[key] = instrument;
+    slots.push({ holder, key, instrument });
+  }
+}
+hold(http, http);
+hold(metrics as unknown as Record<string, unknown>, coreMetrics);
+
+/**
+ * Registers the families of the faces (the composition root does, once per family): their metrics
+ * are served from now on and their instruments are `metrics.<name>`. A family registered again is
+ * left as it is.
+ */
+export function registerMetrics(...families: MetricFamily[]): void {
+  for (const family of families) {
+    if (registered.has(family)) continue;
+    registered.add(family);
+    hold(metrics as unknown as Record<string, unknown>, family);
+  }
+}
+
 const NOOP = { inc() {}, observe() {} };
 
 /**
@@ -119,9 +122,7 @@ const NOOP = { inc() {}, observe() {} };
  * who do not scrape.
  */
 export function configureMetrics(o: { enabled: boolean }): void {
-  recording = o.enabled;
-  for (const k of Object.keys(instruments) as Array<keyof typeof metrics>)
-    (metrics as Record<string, unknown>)[k] = o.enabled ? instruments[k] : NOOP;
+  for (const { holder, key, instrument } of slots) holder[key] = o.enabled ? instrument : NOOP;
 }
 
 // Database pools of this process (a process normally has one).
@@ -156,51 +157,62 @@ export function observePool(pool: pg.Pool): () => void {
   return () => pools.delete(pool);
 }
 
-// Jobs by task and state, from graphile-worker's public view: one query per scrape at most every
-// JOBS_CACHE_MS, whatever the number of scrapers.
-const JOBS_CACHE_MS = 5_000;
-let jobsPool: pg.Pool | undefined;
-let jobsCache: { at: number; rows: Array<{ task: string; state: string; n: number }> } | undefined;
-let jobsInFlight: Promise<void> | undefined;
+// Jobs by task and state, from graphile-worker's public view, and with a separate queue database
+// (`queue.dsn`) the job outbox's backlog in the data database: one query per CACHE_MS at most,
+// whatever the number of scrapers. The pool observed last is read (a process normally has one).
+const CACHE_MS = 5_000;
 
-async function refreshJobs(): Promise<void> {
-  const pool = jobsPool;
-  if (!pool) return;
-  if (jobsCache && Date.now() - jobsCache.at < JOBS_CACHE_MS) return;
-  jobsInFlight ??= pool
-    .query<{ task: string; state: string; n: number }>(JOB_COUNTS_SQL)
-    .then((r) => {
-      jobsCache = { at: Date.now(), rows: r.rows };
-    })
-    .catch(() => {
-      jobsCache = { at: Date.now(), rows: jobsCache?.rows ?? [] }; // keep the last numbers; try again later
-    })
-    .finally(() => {
-      jobsInFlight = undefined;
-    });
-  await jobsInFlight;
+/** A read that runs at most once per CACHE_MS; a failed read keeps the last answer until the next try. */
+function cachedRead<T>(read: () => Promise<T>, initial: T): () => Promise<T> {
+  let value = initial;
+  let at = Number.NEGATIVE_INFINITY;
+  let inFlight: Promise<void> | undefined;
+  return async () => {
+    if (Date.now() - at < CACHE_MS) return value;
+    inFlight ??= read()
+      .then((v) => {
+        value = v;
+      })
+      .catch(() => {}) // keep the last numbers; try again later
+      .finally(() => {
+        at = Date.now();
+        inFlight = undefined;
+      });
+    await inFlight;
+    return value;
+  };
 }
 
-const jobsGauge = new client.Gauge({
+/** Observes a source until the returned function is called; the gauges read the one observed last. */
+function observe<T>(sources: T[], source: T): () => void {
+  sources.push(source);
+  return () => {
+    const i = sources.lastIndexOf(source);
+    if (i >= 0) sources.splice(i, 1);
+  };
+}
+
+type JobCount = { task: string; state: string; n: number };
+const jobSources: Array<() => Promise<JobCount[]>> = [];
+
+new client.Gauge({
   name: 'gatehouse_jobs',
   help: 'Background jobs by task and state (waiting, scheduled, running, failed); completed jobs are deleted.',
   labelNames: ['task', 'state'] as const,
   registers: [registry],
   async collect() {
-    await refreshJobs();
+    const rows = (await jobSources.at(-1)?.()) ?? [];
     this.reset();
-    for (const r of jobsCache?.rows ?? []) this.set({ task: r.task, state: r.state }, r.n);
+    for (const r of rows) this.set({ task: r.task, state: r.state }, r.n);
   },
 });
-void jobsGauge;
 
-/** The pool the job gauge reads with (the process's main pool). */
+/** The pool the job gauge reads with (the queue's). */
 export function observeJobs(pool: pg.Pool): () => void {
-  jobsPool = pool;
-  jobsCache = undefined;
-  return () => {
-    if (jobsPool === pool) jobsPool = undefined;
-  };
+  return observe(
+    jobSources,
+    cachedRead(async () => (await pool.query<JobCount>(JOB_COUNTS_SQL)).rows, []),
+  );
 }
 
 export const PROMETHEUS_CONTENT_TYPE = registry.contentType;
@@ -245,61 +257,41 @@ export function metricsServer(
   });
 }
 
-// With a separate queue database (`queue.dsn`): the job outbox's backlog in the data database, the
-// relay's work left. Read like the job gauge: one query per JOBS_CACHE_MS at most.
-let outboxPool: pg.Pool | undefined;
-let outboxCache: { at: number; jobs: number; oldest: number } | undefined;
-let outboxInFlight: Promise<void> | undefined;
+type Outbox = { jobs: number; oldest: number };
+const outboxSources: Array<() => Promise<Outbox>> = [];
 
-async function refreshOutbox(): Promise<void> {
-  const pool = outboxPool;
-  if (!pool) return;
-  if (outboxCache && Date.now() - outboxCache.at < JOBS_CACHE_MS) return;
-  outboxInFlight ??= pool
-    .query<{ n: number; age: number | null }>(
-      'select count(*)::int as n, extract(epoch from now() - min(created_at))::float8 as age from gatehouse_job_outbox',
-    )
-    .then((r) => {
-      outboxCache = { at: Date.now(), jobs: r.rows[0]?.n ?? 0, oldest: r.rows[0]?.age ?? 0 };
-    })
-    .catch(() => {
-      outboxCache = { at: Date.now(), jobs: outboxCache?.jobs ?? 0, oldest: outboxCache?.oldest ?? 0 };
-    })
-    .finally(() => {
-      outboxInFlight = undefined;
-    });
-  await outboxInFlight;
-}
-
-const outboxJobsGauge = new client.Gauge({
+new client.Gauge({
   name: 'gatehouse_job_outbox_jobs',
   help: 'With queue.dsn: jobs committed in the data database that the relay has not moved into the queue yet.',
   registers: [registry],
   async collect() {
-    if (!outboxPool) return;
-    await refreshOutbox();
-    this.set(outboxCache?.jobs ?? 0);
+    const read = outboxSources.at(-1);
+    if (read) this.set((await read()).jobs);
   },
 });
-void outboxJobsGauge;
 
-const outboxAgeGauge = new client.Gauge({
+new client.Gauge({
   name: 'gatehouse_job_outbox_oldest_seconds',
   help: 'With queue.dsn: age of the oldest job waiting in the outbox (0 when empty); grows while no relay runs.',
   registers: [registry],
   async collect() {
-    if (!outboxPool) return;
-    await refreshOutbox();
-    this.set(outboxCache?.oldest ?? 0);
+    const read = outboxSources.at(-1);
+    if (read) this.set((await read()).oldest);
   },
 });
-void outboxAgeGauge;
 
 /** The data pool the outbox gauges read with (only with a separate queue database). */
 export function observeOutbox(pool: pg.Pool): () => void {
-  outboxPool = pool;
-  outboxCache = undefined;
-  return () => {
-    if (outboxPool === pool) outboxPool = undefined;
-  };
+  return observe(
+    outboxSources,
+    cachedRead(
+      async () => {
+        const r = await pool.query<{ n: number; age: number | null }>(
+          'select count(*)::int as n, extract(epoch from now() - min(created_at))::float8 as age from gatehouse_job_outbox',
+        );
+        return { jobs: r.rows[0]?.n ?? 0, oldest: r.rows[0]?.age ?? 0 };
+      },
+      { jobs: 0, oldest: 0 },
+    ),
+  );
 }
