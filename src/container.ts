@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { type AuditType, auditCatalogue, configureAudit } from './core/audit/events.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import './config.ts'; // registers the configuration's parts (bench and library callers load it through here)
 import type { Config } from './core/config/load.ts';
 import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
 import { createDatabase } from './core/db/client.ts';
@@ -36,6 +37,17 @@ import { createSafeFetch, type Resolver, type SafeFetch, type SafeFetchOptions }
 import { createDsync, DSYNC_AUDIT_TYPES, type Dsync, type DsyncOptions, dsyncMetrics } from './dsync/index.ts';
 import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2, oauth2Metrics } from './oauth2/index.ts';
 import { type Tasks, taskRegistry } from './task-registry.ts';
+
+// The faces' audit event types and metric families, declared to the core's registry types (the
+// core names no domain): every `audit(exec, { type })` and `metrics.<name>` is checked against them.
+declare module './core/audit/events.ts' {
+  interface AuditTypes
+    extends Record<(typeof OAUTH2_AUDIT_TYPES)[number], true>,
+      Record<(typeof DSYNC_AUDIT_TYPES)[number], true> {}
+}
+declare module './core/observability/metrics.ts' {
+  interface Metrics extends Readonly<typeof oauth2Metrics>, Readonly<typeof dsyncMetrics> {}
+}
 
 /** Shared infrastructure every domain receives. */
 export interface Core {

@@ -15,8 +15,10 @@
  * stops the worker, releases the pool and stops an embedded PostgreSQL.
  */
 
+// Also as a bare import, which the declarations keep: they then see every key of `Config` (src/config.ts).
+import './config.ts';
+import { loadConfig } from './config.ts';
 import { createContainer } from './container.ts';
-import { loadConfig } from './core/config/load.ts';
 import { isAppError } from './core/errors.ts';
 import { loadTaskList, startWorker } from './core/jobs/runner.ts';
 import { createLogger } from './core/log.ts';

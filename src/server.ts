@@ -3,13 +3,13 @@ import type Koa from 'koa';
 import { consoleRoutes } from './console/index.ts';
 import { type Container, readiness } from './container.ts';
 import { auditRoutes } from './core/audit/routes.ts';
-import { DEFAULT_DEV_USERS } from './core/config/load.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRoutes, jacksonHealthRoutes, metricsRoutes } from './core/http/health.ts';
 import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openapi.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { DEFAULT_DEV_USERS } from './oauth2/index.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {

@@ -1,6 +1,6 @@
 /** The configuration of commands that open the application (loaded lazily by their actions). */
 import { randomBytes } from 'node:crypto';
-import { type Config, loadConfig } from '../core/config/load.ts';
+import { type Config, loadConfig } from '../config.ts';
 import type { GlobalFlags } from './common.ts';
 
 export function configFrom(flags: GlobalFlags): Config {

@@ -59,7 +59,7 @@ export function registerJanitor(program: Command): void {
           await Promise.all([
             import('./config.ts'),
             import('../container.ts'),
-            import('../core/config/load.ts'),
+            import('../config.ts'),
             import('../core/config/duration.ts'),
             import('../oauth2/janitor/schemas.ts'),
           ]);

@@ -1,8 +1,8 @@
 /** What `gatehouse migrate` runs (loaded by its actions; the definitions are in migrate.ts). */
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
+import { loadConfig } from '../config.ts';
 import { createContainer } from '../container.ts';
-import { loadConfig } from '../core/config/load.ts';
 import {
   checkUpgradePath,
   MigrationError,

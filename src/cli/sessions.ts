@@ -23,7 +23,7 @@ export function registerSessions(program: Command): void {
       run(async () => {
         const [{ createContainer }, { loadConfig }, { revokeConsoleSessions }] = await Promise.all([
           import('../container.ts'),
-          import('../core/config/load.ts'),
+          import('../config.ts'),
           import('../console/sessions.ts'),
         ]);
         const g = program.opts<GlobalFlags>();
@@ -51,7 +51,7 @@ export function registerSessions(program: Command): void {
       run(async () => {
         const [{ createContainer }, { loadConfig }] = await Promise.all([
           import('../container.ts'),
-          import('../core/config/load.ts'),
+          import('../config.ts'),
         ]);
         const g = program.opts<GlobalFlags>();
         const config = loadConfig({

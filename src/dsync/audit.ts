@@ -1,7 +1,7 @@
 /**
  * Directory sync's audit event types (docs/observability.md lists each with its target and
- * details). The face exports the list; the names join the core's `AuditTypes` below, so that every
- * `audit(exec, { type })` of the domain is checked against them.
+ * details). The face exports the list; the composition root adds the names to the core's
+ * `AuditTypes`, so that every `audit(exec, { type })` is checked against them.
  */
 export const DSYNC_AUDIT_TYPES = [
   'dsync.directory.created',
@@ -11,7 +11,3 @@ export const DSYNC_AUDIT_TYPES = [
   'dsync.webhook.failed_permanently',
   'dsync.setup_link.used',
 ] as const;
-
-declare module '../core/audit/events.ts' {
-  interface AuditTypes extends Record<(typeof DSYNC_AUDIT_TYPES)[number], true> {}
-}

@@ -48,18 +48,20 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
 }
 
 // ---- What the composition root registers ------------------------------------------------
+// Each registry of the core gets the domain's entries here: the composition root registers the
+// values (src/config.ts, src/container.ts, src/task-registry.ts) and declares their names to the
+// core's types (`ConfigSpecs`, `AuditTypes`, `Metrics`), which name no domain themselves.
 
-/** The domain's audit event types (`declare module` adds them to the core's `AuditTypes`). */
 export { DSYNC_AUDIT_TYPES } from './audit.ts';
-/** The domain's metric family (`declare module` adds its names to the core's `Metrics`). */
+export { DSYNC_CONFIG } from './config.ts';
 export { dsyncMetrics } from './metrics.ts';
-/** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
 export { dsyncTasks } from './tasks.ts';
 
 // ---- What the console uses beside the services ----------------------------------------------
+// The directory types, the id check, and the tasks that post webhooks (a directory's sender, the
+// lifecycle webhook), whose failed jobs the console lists and retries.
 
 export { LIFECYCLE_TASK } from './events/lifecycle.ts';
-/** The tasks that post webhooks (a directory's sender, the lifecycle webhook): their failed jobs are retried by hand. */
 export { DELIVER_TASK } from './events/service.ts';
 export type { SetupLink } from './setup-links.ts';
 export { DIRECTORY_TYPES, type DirectoryRecord, isUuid, type WebhookEvent } from './types.ts';

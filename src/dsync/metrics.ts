@@ -1,7 +1,7 @@
 /**
  * Directory sync's metrics (label values are bounded: directory types, resources, operations,
- * outcomes). The face exports the family and the composition root registers it; its names join the
- * core's `Metrics` below, so call sites record with `metrics.<name>` (core/observability/metrics.ts).
+ * outcomes). The face exports the family; the composition root registers it and adds its names to
+ * the core's `Metrics`, so call sites record with `metrics.<name>` (core/observability/metrics.ts).
  */
 import { counter, histogram } from '../core/observability/metrics.ts';
 
@@ -30,9 +30,3 @@ export const dsyncMetrics = {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600],
   }),
 };
-
-type DsyncMetrics = Readonly<typeof dsyncMetrics>;
-
-declare module '../core/observability/metrics.ts' {
-  interface Metrics extends DsyncMetrics {}
-}

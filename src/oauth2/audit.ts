@@ -1,7 +1,7 @@
 /**
  * The OAuth 2.0 domain's audit event types (docs/observability.md lists each with its target and
- * details). The face exports the list; the names join the core's `AuditTypes` below, so that every
- * `audit(exec, { type })` of the domain is checked against them.
+ * details). The face exports the list; the composition root adds the names to the core's
+ * `AuditTypes`, so that every `audit(exec, { type })` is checked against them.
  */
 export const OAUTH2_AUDIT_TYPES = [
   'oauth2.client.created',
@@ -22,7 +22,3 @@ export const OAUTH2_AUDIT_TYPES = [
   'oauth2.sessions.revoked',
   'oauth2.trust.changed',
 ] as const;
-
-declare module '../core/audit/events.ts' {
-  interface AuditTypes extends Record<(typeof OAUTH2_AUDIT_TYPES)[number], true> {}
-}

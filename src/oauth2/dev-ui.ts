@@ -10,11 +10,11 @@
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import type { DevUser } from '../core/config/schema.ts';
 import { secretKey } from '../core/crypto/keys.ts';
 import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
 import type { RouteTable } from '../core/http/routes.ts';
+import type { DevUser } from './config.ts';
 import type { OAuth2Config } from './deps.ts';
 
 type Kind = 'login' | 'consent' | 'logout' | 'device';

@@ -196,12 +196,13 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
 }
 
 // ---- What the composition root registers ------------------------------------------------
+// Each registry of the core gets the domain's entries here: the composition root registers the
+// values (src/config.ts, src/container.ts, src/task-registry.ts) and declares their names to the
+// core's types (`ConfigSpecs`, `AuditTypes`, `Metrics`), which name no domain themselves.
 
-/** The domain's audit event types (`declare module` adds them to the core's `AuditTypes`). */
 export { OAUTH2_AUDIT_TYPES } from './audit.ts';
-/** The domain's metric family (`declare module` adds its names to the core's `Metrics`). */
+export { DEFAULT_DEV_USERS, OAUTH2_CONFIG } from './config.ts';
 export { oauth2Metrics } from './metrics.ts';
-/** The domain's tasks (task name → payload schema), combined into the worker's registry (src/task-registry.ts). */
 export { oauth2Tasks } from './tasks.ts';
 
 // ---- What the console calls beside the services ---------------------------------------------

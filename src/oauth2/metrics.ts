@@ -1,7 +1,7 @@
 /**
  * The OAuth 2.0 domain's metrics (label values are bounded: grant types, token formats, methods).
- * The face exports the family and the composition root registers it; its names join the core's
- * `Metrics` below, so call sites record with `metrics.<name>` (core/observability/metrics.ts).
+ * The face exports the family; the composition root registers it and adds its names to the core's
+ * `Metrics`, so call sites record with `metrics.<name>` (core/observability/metrics.ts).
  */
 import { counter } from '../core/observability/metrics.ts';
 
@@ -22,9 +22,3 @@ export const oauth2Metrics = {
     help: 'Refresh tokens presented again after rotation (the grant is revoked).',
   }),
 };
-
-type OAuth2Metrics = Readonly<typeof oauth2Metrics>;
-
-declare module '../core/observability/metrics.ts' {
-  interface Metrics extends OAuth2Metrics {}
-}

@@ -1,4 +1,4 @@
-/** Renders the configuration table of docs/configuration.md from the schema (`npm run docs:config` writes it). */
+/** Renders the configuration table of docs/configuration.md from the registered parts (`npm run docs:config` writes it). */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { configLeaves } from './schema.ts';
 
@@ -20,7 +20,8 @@ export function renderConfigPage(page: string): string {
   return `${page.slice(0, a + START.length)}\n${configTable()}\n${page.slice(b)}`;
 }
 
-if (import.meta.main) {
+/** Rewrites the table of docs/configuration.md from the registered parts (`npm run docs:config`, src/config.ts). */
+export function writeConfigDocs(): void {
   const file = new URL('../../../docs/configuration.md', import.meta.url);
   writeFileSync(file, renderConfigPage(readFileSync(file, 'utf8')));
 }

@@ -6,8 +6,9 @@
  * Source: Hydra v26.2.0's configuration JSON schema (`.schema/config.schema.json`) and the ory/x
  * schemas it references (`configx/serve.schema.json`, `configx/tls.schema.json`,
  * `configx/cors.schema.json`, `otelx/config.schema.json`). An entry covers every key below it. When
- * a key gets implemented (added to schema.ts), remove its entry here; a key in the schema wins over
- * this list anyway.
+ * a key gets implemented (added to a part's spec), remove its entry here; a key in the schema wins
+ * over this list anyway. These are the core's; each face's part lists those under its own sections
+ * (`ConfigPart.notImplemented`), and the loader reads them all from the registry.
  */
 export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
   // Tracing through Hydra's Jaeger and Zipkin exporters (gatehouse implements `tracing.provider: otel`).
@@ -29,7 +30,6 @@ export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
   'serve.admin.cors.options_passthrough',
   // Others.
   'urls.identity_provider',
-  'oauth2.refresh_token_hook',
   'db.ignore_unknown_table_columns',
   'log.redaction_text',
   'hsm',
@@ -44,7 +44,7 @@ export const HYDRA_NOT_IMPLEMENTED: readonly string[] = [
 /** Entries whose environment variable is too common a name to read as Hydra's (`VERSION`). */
 export const HYDRA_FILE_ONLY: ReadonlySet<string> = new Set(['version']);
 
-/** The list entry that covers `path` (the path itself or an ancestor), if any. */
-export function hydraEntryFor(path: string): string | undefined {
-  return HYDRA_NOT_IMPLEMENTED.find((e) => path === e || path.startsWith(`${e}.`));
+/** The entry of `entries` that covers `path` (the path itself or an ancestor), if any. */
+export function hydraEntryFor(entries: readonly string[], path: string): string | undefined {
+  return entries.find((e) => path === e || path.startsWith(`${e}.`));
 }

@@ -1,15 +1,15 @@
 /**
  * Loads configuration from an optional YAML/JSON file and the environment (env wins), validates
- * it with the zod schema and fills in Hydra's derived defaults. Every problem is reported as one
+ * it with the zod schema of the registered parts (schema.ts), runs their checks and fills in their
+ * derived defaults (Hydra's). Every problem is reported as one
  * line that names the key (and the environment variable or file it came from).
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { listenerTls } from '../http/tls.ts';
 import { ConfigError } from './errors.ts';
-import { HYDRA_FILE_ONLY, HYDRA_NOT_IMPLEMENTED, hydraEntryFor } from './hydra-keys.ts';
-import { configLeaves, configSchema, type LeafInfo, type RawConfig, spec } from './schema.ts';
+import { HYDRA_FILE_ONLY, hydraEntryFor } from './hydra-keys.ts';
+import { configLeaves, type LeafInfo, type RawConfig, registeredConfig } from './schema.ts';
 
 export type Config = RawConfig;
 
@@ -95,7 +95,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 /** The spec node at a dotted path (undefined when there is none). */
 function specAt(path: string[]): unknown {
-  let cur: unknown = spec;
+  let cur: unknown = registeredConfig().spec;
   for (const k of path) {
     if (!isPlainObject(cur) || isLeafNode(cur) || !Object.hasOwn(cur, k)) return undefined;
     cur = (cur as SpecTree)[k];
@@ -110,7 +110,7 @@ function valueLeaves(v: unknown, path: string): string[] {
 }
 
 /**
- * Removes the keys of `input` that are Hydra's but not gatehouse's (HYDRA_NOT_IMPLEMENTED) and
+ * Removes the keys of `input` that are Hydra's but not gatehouse's (the parts' `notImplemented`) and
  * returns their leaf paths. Other unknown keys stay, for the schema to report.
  */
 function stripHydraKeys(input: Record<string, unknown>, path: string[] = []): string[] {
@@ -122,7 +122,7 @@ function stripHydraKeys(input: Record<string, unknown>, path: string[] = []): st
       if (!isLeafNode(node) && isPlainObject(v)) out.push(...stripHydraKeys(v, p));
       continue;
     }
-    if (hydraEntryFor(p.join('.'))) {
+    if (hydraEntryFor(registeredConfig().notImplemented, p.join('.'))) {
       out.push(...valueLeaves(v, p.join('.')));
       delete input[k];
     }
@@ -168,7 +168,7 @@ function suggestKey(parent: string[], key: string): string | undefined {
   const node = specAt(parent);
   const prefix = parent.length ? `${parent.join('.')}.` : '';
   const siblings = new Set<string>(isPlainObject(node) && !isLeafNode(node) ? Object.keys(node) : []);
-  for (const e of HYDRA_NOT_IMPLEMENTED) {
+  for (const e of registeredConfig().notImplemented) {
     if (e.startsWith(prefix) && !e.slice(prefix.length).includes('.')) siblings.add(e.slice(prefix.length));
   }
   const near = closest(key, siblings);
@@ -218,7 +218,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     sources.set(path, 'override');
   }
 
-  const parsed = configSchema.safeParse(input);
+  const { schema, parts } = registeredConfig();
+  const parsed = schema.safeParse(input);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(...describeIssue(issue, sources).split('\n'));
   }
@@ -231,9 +232,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
       `tracing.provider: ${cfg.tracing.provider} is a Hydra tracing provider that gatehouse does not implement; tracing is off (use otel, which Jaeger and Zipkin collectors accept over OTLP)`,
     );
   }
-  const more = crossChecks(cfg, opts.needsSecrets ?? true);
+  const needsSecrets = opts.needsSecrets ?? true;
+  const more = parts.flatMap((p) => p.check?.(cfg, { needsSecrets }) ?? []);
   if (more.length) throw new ConfigError(more);
-  return deriveDefaults(cfg);
+  for (const p of parts) p.derive?.(cfg as { -readonly [K in keyof Config]: Config[K] });
+  return cfg;
 }
 
 const envName = (path: string) => path.replaceAll('.', '_').toUpperCase();
@@ -246,8 +249,10 @@ const envName = (path: string) => path.replaceAll('.', '_').toUpperCase();
  */
 function checkEnvironment(env: NodeJS.ProcessEnv): { warnings: string[]; problems: string[] } {
   const known = new Set(configLeaves().flatMap((l) => l.env));
-  const prefixes = Object.keys(spec).map((k) => `${envName(k)}_`);
-  const hydra = HYDRA_NOT_IMPLEMENTED.filter((e) => !HYDRA_FILE_ONLY.has(e)).map((e) => ({ e, n: envName(e) }));
+  const prefixes = Object.keys(registeredConfig().spec).map((k) => `${envName(k)}_`);
+  const hydra = registeredConfig()
+    .notImplemented.filter((e) => !HYDRA_FILE_ONLY.has(e))
+    .map((e) => ({ e, n: envName(e) }));
   const warnings: string[] = [];
   const problems: string[] = [];
   for (const [name, value] of Object.entries(env)) {
@@ -263,149 +268,6 @@ function checkEnvironment(env: NodeJS.ProcessEnv): { warnings: string[]; problem
   }
   return { warnings, problems };
 }
-
-const FIVE_MINUTES = 5 * 60_000;
-/** Claims of JWT access tokens that the stateless marker claim may not replace. */
-const RESERVED_JWT_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'client_id', 'scp', 'scope', 'ext'];
-const DAY = 86_400_000;
-
-function crossChecks(c: Config, needsSecrets: boolean): string[] {
-  const out: string[] = [];
-  if (needsSecrets && c.dsn !== 'memory' && c.secrets.system.length === 0) {
-    out.push('secrets.system: required when dsn is not memory (set SECRETS_SYSTEM to at least 16 random characters)');
-  }
-  const grace = c.oauth2.grant.refresh_token.rotation_grace_period;
-  const reuse = c.oauth2.grant.refresh_token.rotation_grace_reuse_count;
-  if (grace < 0) out.push('oauth2.grant.refresh_token.rotation_grace_period: must not be negative');
-  else if (reuse > 0 && grace > 180 * DAY) {
-    out.push('oauth2.grant.refresh_token.rotation_grace_period: must be at most 180 days (4320h)');
-  } else if (reuse === 0 && grace > FIVE_MINUTES) {
-    out.push(
-      'oauth2.grant.refresh_token.rotation_grace_period: must be at most 5m unless oauth2.grant.refresh_token.rotation_grace_reuse_count is set (then at most 180 days)',
-    );
-  }
-  const claim = c.strategies.jwt.stateless.claim_name;
-  if (!claim || RESERVED_JWT_CLAIMS.includes(claim)) {
-    out.push(
-      `strategies.jwt.stateless.claim_name: must be a non-empty claim name other than ${RESERVED_JWT_CLAIMS.join(', ')}`,
-    );
-  }
-  if (c.ttl.authentication_session > 180 * DAY)
-    out.push('ttl.authentication_session: must be at most 180 days (4320h)');
-  for (const key of [
-    'login_consent_request',
-    'access_token',
-    'id_token',
-    'auth_code',
-    'authentication_session',
-    'device_user_code',
-    'vc_nonce',
-  ] as const) {
-    if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
-  }
-  for (const which of ['public', 'admin'] as const) {
-    try {
-      listenerTls(c, which);
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      out.push(...e.problems);
-    }
-  }
-  const uc = c.oauth2.device_authorization.user_code;
-  if (uc.length !== 0 && uc.length < 6) out.push('oauth2.device_authorization.user_code.length: must be at least 6');
-  if (uc.character_set !== '' && new Set(uc.character_set).size < 8) {
-    out.push('oauth2.device_authorization.user_code.character_set: must hold at least 8 distinct characters');
-  }
-  if (c.oauth2.device_authorization.token_polling_interval < 1000) {
-    out.push('oauth2.device_authorization.token_polling_interval: must be at least 1s');
-  }
-  if (c.dev_ui.enabled === true && c.dsn !== 'memory' && !c.dev) {
-    out.push(
-      'dev_ui.enabled: the development login app accepts fixed test passwords; it is refused with a dsn other than memory unless dev: true is also set',
-    );
-  }
-  if (c.console.enabled === true && c.console.operators.length === 0 && !(c.dev_ui.enabled ?? c.dsn === 'memory')) {
-    out.push('console.enabled: the operator console needs at least one subject in console.operators');
-  }
-  const salt = c.oidc.subject_identifiers.pairwise.salt;
-  if (c.oidc.subject_identifiers.supported_types.includes('pairwise') && salt.length < 8) {
-    out.push(
-      'oidc.subject_identifiers.pairwise.salt: must be at least 8 characters when pairwise subjects are supported',
-    );
-  }
-  for (const t of c.oidc.subject_identifiers.supported_types) {
-    if (t !== 'public' && t !== 'pairwise')
-      out.push(`oidc.subject_identifiers.supported_types: unknown type ${JSON.stringify(t)}`);
-  }
-  return out;
-}
-
-type DevUserLike = { subject: string };
-
-const withSlash = (u: string) => (u.endsWith('/') ? u : `${u}/`);
-
-function deriveDefaults(c: Config): Config {
-  const m = c as { -readonly [K in keyof Config]: Config[K] };
-  const scheme = (which: 'public' | 'admin') => (listenerTls(c, which) ? 'https' : 'http');
-  const issuer = c.urls.self.issuer || `${scheme('public')}://localhost:${c.serve.public.port}/`;
-  const pub = withSlash(c.urls.self.public || issuer);
-  const devUi = c.dev_ui.enabled ?? c.dsn === 'memory';
-  m.dev_ui = { enabled: devUi, users: c.dev_ui.users ?? DEFAULT_DEV_USERS };
-  // The console's operators: with the development login app on and none configured, its test users.
-  const operators = c.console.operators.length
-    ? c.console.operators
-    : devUi
-      ? (m.dev_ui.users as DevUserLike[]).map((u) => u.subject)
-      : [];
-  m.console = { ...c.console, enabled: c.console.enabled ?? operators.length > 0, operators };
-  // With the development login app on, the UI URLs default to its pages instead of the fallbacks.
-  const fallback = (p: string) =>
-    new URL(
-      devUi && ['login', 'consent', 'logout', 'device', 'device/done'].includes(p)
-        ? `dev/${p}`
-        : `oauth2/fallbacks/${p}`,
-      pub,
-    ).toString();
-  m.urls = {
-    ...c.urls,
-    self: {
-      issuer,
-      public: pub,
-      admin: withSlash(c.urls.self.admin || `${scheme('admin')}://localhost:${c.serve.admin.port}/`),
-    },
-    login: c.urls.login || fallback('login'),
-    registration: c.urls.registration || c.urls.login || fallback('login'),
-    consent: c.urls.consent || fallback('consent'),
-    logout: c.urls.logout || fallback('logout'),
-    error: c.urls.error || fallback('error'),
-    post_logout_redirect: c.urls.post_logout_redirect || fallback('logout/callback'),
-    device: {
-      verification: c.urls.device.verification || fallback('device'),
-      success: c.urls.device.success || fallback('device/done'),
-    },
-  };
-  const g = c.dsync.google;
-  m.dsync = {
-    ...c.dsync,
-    external_url: (c.dsync.external_url || pub).replace(/\/$/, ''),
-    google: {
-      ...g,
-      auth_url: g.auth_url || 'https://accounts.google.com/o/oauth2/v2/auth',
-      token_url: g.token_url || 'https://oauth2.googleapis.com/token',
-      api_url: (g.api_url || 'https://admin.googleapis.com').replace(/\/$/, ''),
-    },
-  };
-  return c;
-}
-
-/** The test user of the development login page when `dev_ui.users` is empty. */
-export const DEFAULT_DEV_USERS = [
-  {
-    subject: 'ada@example.com',
-    password: 'gatehouse-dev',
-    claims: { name: 'Ada Lovelace', email: 'ada@example.com', email_verified: true },
-  },
-];
 
 /** Secrets with the system secrets as the default; callers of a domain use these. */
 export function cookieSecrets(c: Pick<Config, 'secrets'>): string[] {

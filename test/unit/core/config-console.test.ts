@@ -1,6 +1,6 @@
 /** `console.*`: the operator console is on when it has operators; in development the test users are its operators. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../src/core/config/load.ts';
+import { ConfigError, loadConfig } from '../../../src/config.ts';
 
 const problems = (f: () => unknown): string[] => {
   try {

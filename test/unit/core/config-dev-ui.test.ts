@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DEV_USERS, loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
+import { loadConfig, redactedConfig } from '../../../src/config.ts';
+import { DEFAULT_DEV_USERS } from '../../../src/oauth2/index.ts';
 import { problems } from '../../helpers/config.ts';
 
 const PG = { DSN: 'postgres://db.example/gh', SECRETS_SYSTEM: 'a-system-secret-of-some-length' };

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/core/config/load.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { listenerTls } from '../../../src/core/http/tls.ts';
 import { problems } from '../../helpers/config.ts';
 import { selfSigned } from '../../helpers/tls.ts';

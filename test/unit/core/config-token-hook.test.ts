@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
+import { loadConfig, redactedConfig } from '../../../src/config.ts';
 import { problems } from '../../helpers/config.ts';
 
 const AUTH = { type: 'api_key', config: { in: 'header', name: 'X-Key', value: 'k-123' } };

@@ -2,9 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ConfigError, configLeaves, loadConfig, redactedConfig } from '../../../src/config.ts';
 import { formatDuration, parseDuration } from '../../../src/core/config/duration.ts';
-import { ConfigError, loadConfig, redactedConfig } from '../../../src/core/config/load.ts';
-import { configLeaves } from '../../../src/core/config/schema.ts';
 import { problems } from '../../helpers/config.ts';
 
 const SECRET = 'a-long-enough-system-secret';
