@@ -5,10 +5,11 @@ import { type Container, readiness } from './container.ts';
 import { auditRoutes } from './core/audit/routes.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
-import { healthRoutes, jacksonHealthRoutes, metricsRoutes } from './core/http/health.ts';
+import { healthRoutes, metricsRoutes } from './core/http/health.ts';
 import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openapi.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { jacksonHealthRoutes } from './dsync/index.ts';
 import { DEFAULT_DEV_USERS } from './oauth2/index.ts';
 import { VERSION } from './version.ts';
 

@@ -55,6 +55,8 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
 export { DSYNC_AUDIT_TYPES } from './audit.ts';
 export { DSYNC_CONFIG } from './config.ts';
 export { dsyncMetrics } from './metrics.ts';
+/** Jackson's health route (`GET /api/health`), which the server registers on both listeners. */
+export { jacksonHealthRoutes } from './routes.ts';
 export { dsyncTasks } from './tasks.ts';
 
 // ---- What the console uses beside the services ----------------------------------------------

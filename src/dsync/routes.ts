@@ -3,14 +3,16 @@
  * SCIM for identity providers, setup links, Google authorization. Admin listener (or where
  * `dsync.api.listener` says): Jackson's management API under `/api/v1/dsync`, behind
  * `Authorization: Api-Key <key>` (Jackson's gateway takes the second token of the header and looks
- * it up in `JACKSON_API_KEYS`; here every configured key is compared in constant time).
+ * it up in `JACKSON_API_KEYS`; here every configured key is compared in constant time). And Jackson's
+ * health route (`GET /api/health`), which the server registers on both listeners.
  */
 
 import type { Context, Next } from 'koa';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
-import type { Guard, RouteTable } from '../core/http/routes.ts';
+import type { HealthDeps } from '../core/http/health.ts';
+import type { Guard, Registrar, RouteTable } from '../core/http/routes.ts';
 import { setActor } from '../core/observability/scope.ts';
 import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
 import type { GoogleService } from './cloud/google/service.ts';
@@ -157,4 +159,16 @@ export function v1Routes(table: RouteTable, s: DsyncRouteServices): void {
   webhookRoutes(r, s);
   googleAdminRoutes(r, s);
   directoryByIdRoutes(r, s);
+}
+
+/**
+ * Jackson's `GET /api/health`: `{ version }` (the package version, without a `v`) when ready,
+ * 503 with the same body otherwise. No authentication, as in Jackson.
+ */
+export function jacksonHealthRoutes(r: Registrar, deps: HealthDeps): void {
+  r.get('/api/health', async function jacksonHealth(ctx) {
+    const errors = await deps.readiness();
+    ctx.status = Object.keys(errors).length ? 503 : 200;
+    ctx.body = { version: deps.version.replace(/^v/, '') };
+  });
 }

@@ -33,18 +33,6 @@ export function healthRoutes(r: Registrar, deps: HealthDeps): void {
   });
 }
 
-/**
- * Jackson's `GET /api/health`: `{ version }` (the package version, without a `v`) when ready,
- * 503 with the same body otherwise. No authentication, as in Jackson.
- */
-export function jacksonHealthRoutes(r: Registrar, deps: HealthDeps): void {
-  r.get('/api/health', async function jacksonHealth(ctx) {
-    const errors = await deps.readiness();
-    ctx.status = Object.keys(errors).length ? 503 : 200;
-    ctx.body = { version: deps.version.replace(/^v/, '') };
-  });
-}
-
 /** Prometheus text exposition of this process's registry (src/core/observability/metrics.ts). */
 export function metricsRoutes(r: Registrar): void {
   r.get('/admin/metrics/prometheus', async function getPrometheusMetrics(ctx) {
