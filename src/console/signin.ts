@@ -33,6 +33,11 @@ export interface SignInDeps {
 const safeReturn = (v: unknown) =>
   typeof v === 'string' && /^\/console(\/[^\\]*)?(\?.*)?$/.test(v) && !v.startsWith('//') ? v : '/console';
 
+/**
+ * The console's sign-in: its client, the code exchange and the routes of the flow.
+ * Long: the client's settings, the JWKS and the sealed sign-in state are shared by the routes and
+ * are made once per mount.
+ */
 export function createSignIn(d: SignInDeps) {
   const { c, sealer, clientId } = d;
   const cfg = c.config;

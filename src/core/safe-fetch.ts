@@ -280,6 +280,12 @@ function send(h: Hop): Promise<IncomingMessage> {
   });
 }
 
+/**
+ * The guarded outbound client: every request's addresses are resolved and checked before it is
+ * sent, and again at each redirect.
+ * Long: the resolution, the address policy and the redirect loop share one set of options and one
+ * traced entry point.
+ */
 export function createSafeFetch(o: SafeFetchOptions): SafeFetch {
   const resolver = o.resolver ?? systemResolver;
   const isException = exceptionMatcher(o.allowList ?? []);

@@ -1,11 +1,15 @@
 /**
  * Directory sync's part of the configuration (`dsync.*`, with Jackson's environment variable names
- * as aliases) and its defaults derived from the public listener's address. The face exports the
- * part; the composition root registers it (src/config.ts).
+ * as aliases, and the SCIM body limit `serve.limits.body.scim`, merged into the core's `serve`) and
+ * its defaults derived from the public listener's address. The face exports the part; the
+ * composition root registers it (src/config.ts).
  */
 import { bool, type ConfigPart, dur, int, list, oneOf, secs, str, url } from '../core/config/schema.ts';
 
 const dsyncSpec = {
+  serve: {
+    limits: { body: { scim: int(1048576, 'Largest SCIM request body in bytes (identity providers).', 1024) } },
+  },
   dsync: {
     external_url: url('Base URL that identity providers reach (`scim.endpoint` prefix).', '= urls.self.public'),
     api_keys: list([], 'API keys accepted by `/api/v1/dsync` (`Authorization: Api-Key <key>`).', {

@@ -63,6 +63,11 @@ type Row = {
   valid_till: Date;
 };
 
+/**
+ * Setup links: the management API's operations on them, and what a tenant's administrator does
+ * with one (`setup`: the directories of one tenant and product).
+ * Long: both sides share the sealed token, the row look-ups and the audit of a link's use.
+ */
 export function createSetupLinksService(o: {
   db: Db;
   clock: Clock;

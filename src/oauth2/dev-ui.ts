@@ -100,7 +100,11 @@ export interface DevUiOptions {
   fetch?: typeof fetch;
 }
 
-/** The development pages under `/dev` on the public listener: public, with CSRF tokens bound to each challenge. */
+/**
+ * The development pages under `/dev` on the public listener: public, with CSRF tokens bound to each challenge.
+ * Long: the login, consent, logout and device pages share one CSRF key, one admin API client and
+ * one layout; each page is a few routes over them.
+ */
 export function devUiRoutes(table: RouteTable, o: DevUiOptions): void {
   const cfg = o.config;
   const users = cfg.dev_ui.users ?? [];

@@ -27,6 +27,102 @@ const lines = (v: string) =>
 const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
 const enc = encodeURIComponent;
 
+function clientForm(csrf: string, action: string, v: Record<string, unknown>, submit: string): string {
+  const grants = new Set(list(v.grant_types));
+  const method = String(v.token_endpoint_auth_method || 'client_secret_basic');
+  return `<form method="post" action="${e(action)}">
+<input type="hidden" name="csrf" value="${e(csrf)}">
+<label for="client_name">Name</label>
+<input type="text" id="client_name" name="client_name" value="${e(String(v.client_name ?? ''))}">
+<label for="redirect_uris">Redirect URIs <span class="hint" id="redirect_uris-hint">One per line.</span></label>
+<textarea id="redirect_uris" name="redirect_uris" aria-describedby="redirect_uris-hint">${e(list(v.redirect_uris).join('\n'))}</textarea>
+<fieldset>
+<legend>Grant types</legend>
+${GRANTS.map(
+  (g, i) =>
+    `<label class="check" for="grant-${i}"><input type="checkbox" id="grant-${i}" name="grant_types" value="${e(g)}"${grants.has(g) ? ' checked' : ''}> <code>${e(g)}</code></label>`,
+).join('\n')}
+</fieldset>
+<label for="response_types">Response types <span class="hint" id="response_types-hint">Space-separated, e.g. <code>code</code> or <code>code id_token</code>.</span></label>
+<input type="text" id="response_types" name="response_types" aria-describedby="response_types-hint" value="${e(list(v.response_types).join(' '))}">
+<label for="scope">Scope <span class="hint" id="scope-hint">Space-separated scopes the client may ask for.</span></label>
+<input type="text" id="scope" name="scope" aria-describedby="scope-hint" value="${e(String(v.scope ?? ''))}">
+<label for="audience">Audiences <span class="hint" id="audience-hint">One per line.</span></label>
+<textarea id="audience" name="audience" aria-describedby="audience-hint">${e(list(v.audience).join('\n'))}</textarea>
+<label for="post_logout_redirect_uris">Post-logout redirect URIs <span class="hint" id="plr-hint">One per line.</span></label>
+<textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" aria-describedby="plr-hint">${e(list(v.post_logout_redirect_uris).join('\n'))}</textarea>
+<label for="token_endpoint_auth_method">Token endpoint authentication</label>
+<select id="token_endpoint_auth_method" name="token_endpoint_auth_method">
+${AUTH_METHODS.map((m) => `<option value="${m}"${m === method ? ' selected' : ''}>${m}</option>`).join('')}
+</select>
+<label class="check" for="skip_consent"><input type="checkbox" id="skip_consent" name="skip_consent" value="1"${v.skip_consent ? ' checked' : ''}> Skip the consent screen (first-party client)</label>
+<div class="actions"><button type="submit">${e(submit)}</button><a class="button secondary" href="/console/clients">Cancel</a></div>
+</form>`;
+}
+
+/** The editable fields of the form, over `base` (the current client on edit). */
+function fromForm(env: ConsoleEnv, ctx: Context, base: Record<string, unknown>) {
+  const responseTypes = env.field(ctx, 'response_types').split(/\s+/).filter(Boolean);
+  return {
+    ...base,
+    client_name: env.field(ctx, 'client_name').trim(),
+    redirect_uris: lines(env.field(ctx, 'redirect_uris')),
+    grant_types: env.fields(ctx, 'grant_types').filter((g) => GRANTS.includes(g)),
+    response_types: responseTypes.length ? responseTypes : ['code'],
+    scope: env.field(ctx, 'scope').trim(),
+    audience: lines(env.field(ctx, 'audience')),
+    post_logout_redirect_uris: lines(env.field(ctx, 'post_logout_redirect_uris')),
+    token_endpoint_auth_method: AUTH_METHODS.includes(env.field(ctx, 'token_endpoint_auth_method'))
+      ? env.field(ctx, 'token_endpoint_auth_method')
+      : 'client_secret_basic',
+    skip_consent: env.field(ctx, 'skip_consent') === '1',
+  };
+}
+
+function clientDetail(client: Record<string, unknown>, secret?: string): string {
+  const id = String(client.client_id);
+  const row = (k: string, v: string) => `<dt>${e(k)}</dt><dd>${v}</dd>`;
+  const codes = (v: unknown) =>
+    list(v)
+      .map((x) => `<code>${e(x)}</code>`)
+      .join(' ') || '<span class="muted">none</span>';
+  const managed = id === CONSOLE_CLIENT_ID;
+  return `${secret ? `<div role="alert">${secretBox('client-secret', 'Client secret (shown once)', secret, true)}<p>Copy the secret now: it is stored hashed and cannot be shown again.</p></div>` : ''}
+<dl>
+${row('Client id', `<code id="client-id">${e(id)}</code>`)}
+${row('Name', e(String(client.client_name || '')))}
+${row('Redirect URIs', codes(client.redirect_uris))}
+${row('Grant types', codes(client.grant_types))}
+${row('Response types', codes(client.response_types))}
+${row('Scope', `<code>${e(String(client.scope ?? ''))}</code>`)}
+${row('Audiences', codes(client.audience))}
+${row('Post-logout redirect URIs', codes(client.post_logout_redirect_uris))}
+${row('Token endpoint authentication', `<code>${e(String(client.token_endpoint_auth_method ?? ''))}</code>`)}
+${row('Skip consent', client.skip_consent ? 'yes' : 'no')}
+${row('Created', when(client.created_at as string))}
+${row('Updated', when(client.updated_at as string))}
+</dl>
+${
+  managed
+    ? '<p class="muted">This is the console’s own client; the console manages it (it is brought up to date at sign-in).</p>'
+    : `<div class="actions">
+<a class="button" href="/console/clients/${enc(id)}/edit">Edit</a>
+<a class="button secondary" href="/console/clients/${enc(id)}/rotate">Rotate secret</a>
+<a class="button danger" href="/console/clients/${enc(id)}/delete">Delete</a>
+</div>`
+}`;
+}
+
+/** The console's own client is shown, never edited here: the console keeps it up to date. */
+const notManaged = (id: string) => {
+  if (id === CONSOLE_CLIENT_ID) throw badRequest('The console’s own client is managed by the console.');
+};
+
+/**
+ * The routes of the page.
+ * Long: one route after the other (list, create, details, edit, rotate the secret, delete, each
+ * with its confirmation); the forms and the details are built above.
+ */
 export function clientPages(env: ConsoleEnv, r: Registrar): void {
   const clients = env.c.oauth2.clients;
 
@@ -58,61 +154,9 @@ ${next}`;
     env.page(ctx, 'OAuth2 clients', body);
   });
 
-  function clientForm(ctx: Context, action: string, v: Record<string, unknown>, submit: string): string {
-    const grants = new Set(list(v.grant_types));
-    const method = String(v.token_endpoint_auth_method || 'client_secret_basic');
-    return `<form method="post" action="${e(action)}">
-<input type="hidden" name="csrf" value="${e(env.csrf(ctx))}">
-<label for="client_name">Name</label>
-<input type="text" id="client_name" name="client_name" value="${e(String(v.client_name ?? ''))}">
-<label for="redirect_uris">Redirect URIs <span class="hint" id="redirect_uris-hint">One per line.</span></label>
-<textarea id="redirect_uris" name="redirect_uris" aria-describedby="redirect_uris-hint">${e(list(v.redirect_uris).join('\n'))}</textarea>
-<fieldset>
-<legend>Grant types</legend>
-${GRANTS.map(
-  (g, i) =>
-    `<label class="check" for="grant-${i}"><input type="checkbox" id="grant-${i}" name="grant_types" value="${e(g)}"${grants.has(g) ? ' checked' : ''}> <code>${e(g)}</code></label>`,
-).join('\n')}
-</fieldset>
-<label for="response_types">Response types <span class="hint" id="response_types-hint">Space-separated, e.g. <code>code</code> or <code>code id_token</code>.</span></label>
-<input type="text" id="response_types" name="response_types" aria-describedby="response_types-hint" value="${e(list(v.response_types).join(' '))}">
-<label for="scope">Scope <span class="hint" id="scope-hint">Space-separated scopes the client may ask for.</span></label>
-<input type="text" id="scope" name="scope" aria-describedby="scope-hint" value="${e(String(v.scope ?? ''))}">
-<label for="audience">Audiences <span class="hint" id="audience-hint">One per line.</span></label>
-<textarea id="audience" name="audience" aria-describedby="audience-hint">${e(list(v.audience).join('\n'))}</textarea>
-<label for="post_logout_redirect_uris">Post-logout redirect URIs <span class="hint" id="plr-hint">One per line.</span></label>
-<textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" aria-describedby="plr-hint">${e(list(v.post_logout_redirect_uris).join('\n'))}</textarea>
-<label for="token_endpoint_auth_method">Token endpoint authentication</label>
-<select id="token_endpoint_auth_method" name="token_endpoint_auth_method">
-${AUTH_METHODS.map((m) => `<option value="${m}"${m === method ? ' selected' : ''}>${m}</option>`).join('')}
-</select>
-<label class="check" for="skip_consent"><input type="checkbox" id="skip_consent" name="skip_consent" value="1"${v.skip_consent ? ' checked' : ''}> Skip the consent screen (first-party client)</label>
-<div class="actions"><button type="submit">${e(submit)}</button><a class="button secondary" href="/console/clients">Cancel</a></div>
-</form>`;
-  }
-
-  /** The editable fields of the form, over `base` (the current client on edit). */
-  function fromForm(ctx: Context, base: Record<string, unknown>) {
-    const responseTypes = env.field(ctx, 'response_types').split(/\s+/).filter(Boolean);
-    return {
-      ...base,
-      client_name: env.field(ctx, 'client_name').trim(),
-      redirect_uris: lines(env.field(ctx, 'redirect_uris')),
-      grant_types: env.fields(ctx, 'grant_types').filter((g) => GRANTS.includes(g)),
-      response_types: responseTypes.length ? responseTypes : ['code'],
-      scope: env.field(ctx, 'scope').trim(),
-      audience: lines(env.field(ctx, 'audience')),
-      post_logout_redirect_uris: lines(env.field(ctx, 'post_logout_redirect_uris')),
-      token_endpoint_auth_method: AUTH_METHODS.includes(env.field(ctx, 'token_endpoint_auth_method'))
-        ? env.field(ctx, 'token_endpoint_auth_method')
-        : 'client_secret_basic',
-      skip_consent: env.field(ctx, 'skip_consent') === '1',
-    };
-  }
-
   r.get('/clients/new', async function consoleClientNew(ctx) {
     const body = clientForm(
-      ctx,
+      env.csrf(ctx),
       '/console/clients',
       {
         grant_types: ['authorization_code', 'refresh_token'],
@@ -124,42 +168,8 @@ ${AUTH_METHODS.map((m) => `<option value="${m}"${m === method ? ' selected' : ''
     env.page(ctx, 'Create a client', body);
   });
 
-  function clientDetail(client: Record<string, unknown>, secret?: string): string {
-    const id = String(client.client_id);
-    const row = (k: string, v: string) => `<dt>${e(k)}</dt><dd>${v}</dd>`;
-    const codes = (v: unknown) =>
-      list(v)
-        .map((x) => `<code>${e(x)}</code>`)
-        .join(' ') || '<span class="muted">none</span>';
-    const managed = id === CONSOLE_CLIENT_ID;
-    return `${secret ? `<div role="alert">${secretBox('client-secret', 'Client secret (shown once)', secret, true)}<p>Copy the secret now: it is stored hashed and cannot be shown again.</p></div>` : ''}
-<dl>
-${row('Client id', `<code id="client-id">${e(id)}</code>`)}
-${row('Name', e(String(client.client_name || '')))}
-${row('Redirect URIs', codes(client.redirect_uris))}
-${row('Grant types', codes(client.grant_types))}
-${row('Response types', codes(client.response_types))}
-${row('Scope', `<code>${e(String(client.scope ?? ''))}</code>`)}
-${row('Audiences', codes(client.audience))}
-${row('Post-logout redirect URIs', codes(client.post_logout_redirect_uris))}
-${row('Token endpoint authentication', `<code>${e(String(client.token_endpoint_auth_method ?? ''))}</code>`)}
-${row('Skip consent', client.skip_consent ? 'yes' : 'no')}
-${row('Created', when(client.created_at as string))}
-${row('Updated', when(client.updated_at as string))}
-</dl>
-${
-  managed
-    ? '<p class="muted">This is the console’s own client; the console manages it (it is brought up to date at sign-in).</p>'
-    : `<div class="actions">
-<a class="button" href="/console/clients/${enc(id)}/edit">Edit</a>
-<a class="button secondary" href="/console/clients/${enc(id)}/rotate">Rotate secret</a>
-<a class="button danger" href="/console/clients/${enc(id)}/delete">Delete</a>
-</div>`
-}`;
-  }
-
   r.post('/clients', async function consoleClientCreate(ctx) {
-    const draft = clientDraft(fromForm(ctx, {}));
+    const draft = clientDraft(fromForm(env, ctx, {}));
     const w = await clients.create(draft, { dynamic: false });
     const rendered = renderClient(w.client);
     env.page(ctx, `Client ${w.client.client_name || w.client.client_id}`, clientDetail(rendered, w.secret), {
@@ -167,10 +177,6 @@ ${
       notice: 'The client was created.',
     });
   });
-
-  const notManaged = (id: string) => {
-    if (id === CONSOLE_CLIENT_ID) throw badRequest('The console’s own client is managed by the console.');
-  };
 
   r.get('/clients/:id', async function consoleClient(ctx) {
     const client = renderClient(await clients.get(env.param(ctx, 'id')));
@@ -184,7 +190,7 @@ ${
     env.page(
       ctx,
       `Edit client ${String(client.client_name || id)}`,
-      clientForm(ctx, `/console/clients/${enc(id)}/edit`, client, 'Save'),
+      clientForm(env.csrf(ctx), `/console/clients/${enc(id)}/edit`, client, 'Save'),
     );
   });
 
@@ -194,7 +200,7 @@ ${
     // The other fields stay as they are: the form's fields over the current client.
     const current = renderClient(await clients.get(id));
     delete current.client_secret;
-    const draft = clientDraft(fromForm(ctx, current));
+    const draft = clientDraft(fromForm(env, ctx, current));
     draft.client_secret = '';
     await clients.replace(id, draft);
     ctx.status = 303;

@@ -11,43 +11,42 @@ import { done, PAGE, pageOf, pager } from '../directory-nav.ts';
 import type { ConsoleEnv } from '../env.ts';
 import { confirmBody, csrfField, e, postButton, secretBox, table, when } from '../html.ts';
 
-export function setupLinkPages(env: ConsoleEnv, r: Registrar): void {
-  const dsync = env.c.dsync.services;
-
-  async function setupLinksPage(
-    ctx: Context,
-    o: { reveal?: SetupLink; created?: SetupLink; error?: string; form?: Record<string, string> } = {},
-  ) {
-    const csrf = env.session(ctx).csrf;
-    const page = pageOf(ctx);
-    const { data } = await dsync.setupLinks.byProduct(
-      undefined,
-      { pageOffset: (page - 1) * PAGE, pageLimit: PAGE },
-      { all: true },
-    );
-    const now = env.c.clock.now().getTime();
-    const rows = data.map((l) => [
-      e(l.tenant),
-      e(l.product),
-      e(l.name),
-      `${when(new Date(l.validTill))}${l.validTill < now ? ' <strong>(expired)</strong>' : ''}`,
-      `<code>${e(l.webhook_url)}</code>`,
-      `<div class="actions">${postButton(
-        `/console/directories/setup-links/${encodeURIComponent(l.setupID)}/reveal`,
-        `Show the link of ${l.tenant}/${l.product}`,
-        csrf,
-        { cls: 'secondary' },
-      )}${postButton(
-        `/console/directories/setup-links/${encodeURIComponent(l.setupID)}/delete`,
-        `Delete the link of ${l.tenant}/${l.product}`,
-        csrf,
-        { cls: 'danger' },
-      )}</div>`,
-    ]);
-    const shown = o.created ?? o.reveal;
-    const f = o.form ?? {};
-    const v = (k: string) => e(f[k] ?? '');
-    const body = `<p>A setup link lets a tenant's IT administrator create and configure the directories of one tenant and product
+/** The page: the links, one link's URL when it was just created or asked for, and the form of a new one. */
+async function setupLinksPage(
+  env: ConsoleEnv,
+  ctx: Context,
+  o: { reveal?: SetupLink; created?: SetupLink; error?: string; form?: Record<string, string> } = {},
+) {
+  const csrf = env.session(ctx).csrf;
+  const page = pageOf(ctx);
+  const { data } = await env.c.dsync.services.setupLinks.byProduct(
+    undefined,
+    { pageOffset: (page - 1) * PAGE, pageLimit: PAGE },
+    { all: true },
+  );
+  const now = env.c.clock.now().getTime();
+  const rows = data.map((l) => [
+    e(l.tenant),
+    e(l.product),
+    e(l.name),
+    `${when(new Date(l.validTill))}${l.validTill < now ? ' <strong>(expired)</strong>' : ''}`,
+    `<code>${e(l.webhook_url)}</code>`,
+    `<div class="actions">${postButton(
+      `/console/directories/setup-links/${encodeURIComponent(l.setupID)}/reveal`,
+      `Show the link of ${l.tenant}/${l.product}`,
+      csrf,
+      { cls: 'secondary' },
+    )}${postButton(
+      `/console/directories/setup-links/${encodeURIComponent(l.setupID)}/delete`,
+      `Delete the link of ${l.tenant}/${l.product}`,
+      csrf,
+      { cls: 'danger' },
+    )}</div>`,
+  ]);
+  const shown = o.created ?? o.reveal;
+  const f = o.form ?? {};
+  const v = (k: string) => e(f[k] ?? '');
+  const body = `<p>A setup link lets a tenant's IT administrator create and configure the directories of one tenant and product
 without an API key. The link's URL is a bearer credential: hand it over privately. Deleting a link (or creating it again with
 “replace”) makes its URL stop working.</p>
 ${o.error ? `<p class="error" role="alert">${e(o.error)}</p>` : ''}
@@ -76,11 +75,14 @@ ${csrfField(csrf)}
 <label class="check"><input type="checkbox" name="regenerate" value="yes"> Replace the tenant's current link (its URL stops working)</label>
 <button type="submit">Create setup link</button>
 </form>`;
-    env.page(ctx, 'Setup links', body, { status: o.error ? 400 : 200, notice: done(ctx) });
-  }
+  env.page(ctx, 'Setup links', body, { status: o.error ? 400 : 200, notice: done(ctx) });
+}
+
+export function setupLinkPages(env: ConsoleEnv, r: Registrar): void {
+  const dsync = env.c.dsync.services;
 
   r.get('/directories/setup-links', async function consoleSetupLinks(ctx) {
-    await setupLinksPage(ctx);
+    await setupLinksPage(env, ctx);
   });
 
   r.post('/directories/setup-links', async function consoleSetupLinkCreate(ctx) {
@@ -99,17 +101,17 @@ ${csrfField(csrf)}
         regenerate: env.field(ctx, 'regenerate') === 'yes',
       });
       env.c.log.info({ operator: env.session(ctx).sub, setupLink: link.setupID }, 'console: setup link created');
-      await setupLinksPage(ctx, { created: link });
+      await setupLinksPage(env, ctx, { created: link });
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
-      await setupLinksPage(ctx, { error: err.description || err.code, form });
+      await setupLinksPage(env, ctx, { error: err.description || err.code, form });
     }
   });
 
   r.post('/directories/setup-links/:sid/reveal', async function consoleSetupLinkReveal(ctx) {
     const link = await dsync.setupLinks.get(ctx.params.sid);
     env.c.log.info({ operator: env.session(ctx).sub, setupLink: link.setupID }, 'console: setup link shown');
-    await setupLinksPage(ctx, { reveal: link });
+    await setupLinksPage(env, ctx, { reveal: link });
   });
 
   r.post('/directories/setup-links/:sid/delete', async function consoleSetupLinkDelete(ctx) {

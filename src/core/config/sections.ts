@@ -108,7 +108,6 @@ const coreSpec = {
           'Largest request body in bytes on the admin listener (admin API, directory sync API).',
           1024,
         ),
-        scim: int(1048576, 'Largest SCIM request body in bytes (identity providers).', 1024),
       },
       url: int(8192, 'Longest request target (path and query) in bytes; longer is 414.', 256),
       headers: int(

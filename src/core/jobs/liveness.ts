@@ -51,6 +51,12 @@ export interface Liveness {
  */
 export const STRAY_AFTER_MS = 5 * 60_000;
 
+/**
+ * Worker liveness: this process's pools hold their advisory locks, and a periodic sweep releases the
+ * jobs of dead workers and the stray jobs of this one.
+ * Long: the locks, their re-acquisition after a lost connection and the sweep share one set of
+ * registered pools.
+ */
 export async function startLiveness(o: {
   pool: pg.Pool;
   log: Logger;

@@ -61,6 +61,11 @@ export interface QueueRecord {
   created_at: string;
 }
 
+/**
+ * Batch mode: queued events are posted per directory in batches by one processing run at a time,
+ * which schedules the next.
+ * Long: the run, its scheduling and the retries share the run's key and the batch size.
+ */
 export function createBatchService(o: BatchOptions) {
   const size = o.batchSize > 0 ? o.batchSize : DEFAULT_BATCH_SIZE;
 

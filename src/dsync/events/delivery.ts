@@ -120,6 +120,11 @@ const pause = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
+/**
+ * Real-time delivery: a directory's sender posts its events in order, lingers, hands on or steps
+ * down; the maintenance task repairs senders whose jobs went missing.
+ * Long: deliver, its hand-over and the repair share the outbox's sender bookkeeping.
+ */
 export function createDeliveryService(o: DeliveryOptions) {
   const maxPerRun = o.maxPerRun ?? 1000;
   const lingerMs = Math.max(0, o.lingerMs ?? 0);

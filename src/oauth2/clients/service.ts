@@ -46,6 +46,12 @@ const CLIENT_CACHE_SIZE = 10_000;
 
 const dbNotFound = () => notFound('', HERODOT.dbNotFound);
 
+/**
+ * OAuth 2.0 clients: the admin API's operations and those of dynamic registration, the token
+ * endpoint's authentication, and the cache of stored clients (findStored).
+ * Long: every operation validates through the same rules and writes through the same transaction,
+ * secret hasher and cache, which the closure binds once.
+ */
 export function createClientService(
   core: Pick<OAuth2Deps, 'db' | 'config' | 'clock' | 'fetch' | 'fetchDynamic'> & Partial<Pick<OAuth2Deps, 'changes'>>,
 ) {

@@ -110,6 +110,12 @@ const tooManyFromAddress = (retryAfter: number) =>
     headers: { 'Retry-After': String(retryAfter) },
   });
 
+/**
+ * The device authorization grant (RFC 8628): the device's request, the browser's verification and
+ * the user code's acceptance.
+ * Long: the three steps share the sealed challenge and verifier, the client look-up and the
+ * per-address limit on wrong user codes.
+ */
 export function createDeviceService(d: DeviceDeps) {
   const cfg = d.config;
   const ttl = cfg.ttl.login_consent_request;

@@ -59,6 +59,12 @@ function selector(q: RevokeConsentQuery): ConsentSelector {
   throw oauth2Error('invalid_request', { hint: 'Invalid combination of query parameters.' });
 }
 
+/**
+ * Login and consent sessions of a subject: listing, and revoking them (with the logout channels of
+ * the sessions that end).
+ * Long: listing and both revocations share the paging key and the batched deletion of a subject's
+ * sessions.
+ */
 export function createSessionsService(d: SessionsDeps) {
   const ring = keyRing(paginationSecrets(d.config), 'pagination');
   const log = d.log.child({ component: 'sessions' });

@@ -64,6 +64,11 @@ export interface TokenSource {
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
+/**
+ * Google authorization of a directory: the authorization URL and links, the callback that stores
+ * the tokens, and the token source of a sync.
+ * Long: every step reads the same directory row and the same signed state.
+ */
 export function createGoogleAuth(o: GoogleAuthOptions) {
   /** The directory record when it is a Google directory. Throws 400/404 as `directories.get`, then 400. */
   async function googleDirectory(directoryId: unknown): Promise<DirectoryRecord> {

@@ -76,6 +76,10 @@ function bodyJson(res: SafeResponse): unknown {
   }
 }
 
+/**
+ * Google's token endpoint and Directory API, through the domain's guarded client, with retries.
+ * Long: the token and list calls share one retry loop and one way of reading Google's errors.
+ */
 export function createGoogleClient(o: GoogleClientOptions) {
   const retries = Math.max(0, (o.attempts ?? 3) - 1);
 

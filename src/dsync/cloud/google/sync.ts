@@ -68,6 +68,11 @@ export interface GoogleSyncDeps {
   progressLogMs?: number;
 }
 
+/**
+ * One sync of a Google Workspace directory: users, then groups, then each group's members, written
+ * in chunks with their events (run.ts holds the lease and the chunks).
+ * Long: the three passes share the run, its deferred users and its counts.
+ */
 export function createGoogleSync(o: GoogleSyncDeps) {
   const log = o.log.child({ component: 'dsync.google' });
   const runDeps = { ...o, log };
