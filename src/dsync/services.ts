@@ -6,6 +6,7 @@
 import { keyRing } from '../core/crypto/keys.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
 import { SafeFetchError } from '../core/safe-fetch.ts';
+import { createApplier } from './change/apply.ts';
 import { createAuthorizationLinks } from './cloud/google/link.ts';
 import { createGoogleService } from './cloud/google/service.ts';
 import type { DsyncDeps } from './deps.ts';
@@ -93,6 +94,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     pageLimit,
   });
   const outbound = { db: core.db, jobs, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
+  const applier = createApplier(core.db); // one per process: changes of a directory may share a call
   const batch = createBatchService({
     ...outbound,
     batchSize: cfg.webhook_batch_size,
@@ -103,8 +105,8 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     users: createUsersService({ db: core.db, resolveScope, pageLimit }),
     groups: createGroupsService({ db: core.db, resolveScope, pageLimit }),
     webhookLogs,
-    scim: createScimService({ db: core.db, directories, delivery, pageLimit }),
-    writes: createWritesService({ db: core.db, directories, delivery }),
+    scim: createScimService({ db: core.db, directories, delivery, applier, pageLimit }),
+    writes: createWritesService({ db: core.db, directories, delivery, applier }),
     feed: createEventFeedService({
       db: core.db,
       clock: core.clock,

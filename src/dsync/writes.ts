@@ -18,15 +18,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mapDbError } from '../core/db/errors.ts';
-import { type Db, type Executor, withTx } from '../core/db/tx.ts';
+import type { Db } from '../core/db/tx.ts';
+import type { Applier } from './change/apply.ts';
+import { addMembers, createUser as createOne, removeMembers } from './change/members.ts';
+import type { ChangePlan, Planner } from './change/plan.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncError } from './errors.ts';
 import { groupRecord } from './events/payload.ts';
-import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from './events/service.ts';
-import { resolveMemberships } from './scim/groups.ts';
+import { type DeliveryPolicy, DirectoryUnavailable } from './events/service.ts';
 import * as groupStore from './store/groups.ts';
-import * as memberStore from './store/members.ts';
+import * as steps from './store/steps.ts';
 import * as userStore from './store/users.ts';
+import { nameLocks } from './store/users.ts';
 import type { Directory, DsyncGroup, DsyncUser, GroupRecord, Raw, WebhookEvent } from './types.ts';
 import { eq, type ManagedUser, managedUser, storeScope } from './users/service.ts';
 
@@ -75,23 +78,28 @@ function toUser(directoryId: string, id: string, u: UserInput, current?: DsyncUs
   };
 }
 
-export function createWritesService(o: { db: Db; directories: DirectoriesService; delivery: DeliveryPolicy }) {
+export function createWritesService(o: {
+  db: Db;
+  directories: DirectoriesService;
+  delivery: DeliveryPolicy;
+  applier: Applier;
+}) {
   /**
-   * Runs `fn` like a SCIM write of the directory: change, events, commit (the directory row is
-   * locked from the events' numbers to the commit, as for SCIM; `fn` locks what it changes). A
-   * directory deleted meanwhile is a 404, one deactivated a 409 (nothing changed).
+   * Applies the change `planner` plans for the directory, like a SCIM write of it (change/apply.ts:
+   * its locks, reads, rows and events in one transaction). A directory deleted meanwhile is a 404,
+   * one deactivated a 409 (nothing changed).
    */
   async function change<T>(
     directoryId: string,
     policy: DeliveryPolicy,
-    fn: (trx: Executor, d: Directory, batch: EventBatch) => Promise<T>,
+    planner: (d: Directory) => Planner<T>,
     conflict?: string,
-  ): Promise<Written<T>> {
+  ): Promise<Written<T> & { written: string[][] }> {
     const d = await o.directories.load(directoryId);
     if (!d) throw dsyncError(404, 'Directory configuration not found.');
     if (d.deactivated) throw deactivated();
     try {
-      return await withTx(o.db, (trx) => withEvents(trx, d, policy, (batch) => fn(trx, d, batch)));
+      return await o.applier.apply(d, planner(d), { policy });
     } catch (e) {
       if (e instanceof DirectoryUnavailable) {
         if (e.reason === 'deactivated') throw deactivated();
@@ -133,23 +141,8 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const id = text(input.id) || randomUUID();
     const user = toUser(d.id, id, input);
     if (!user.userName && !user.email) throw dsyncError(400, 'Missing required parameters.');
-    return change(
-      d.id,
-      p,
-      async (trx, _d, batch) => {
-        await userStore.lockNames(trx, d.id, 'user', [user.userName ?? '', user.email ?? '', id]);
-        if (
-          (await userStore.findUser(trx, d.id, id)) ||
-          (await userStore.findUserClash(trx, d.id, user.userName, user.email))
-        )
-          throw dsyncError(409, 'User already exists');
-        await userStore.insertUser(trx, user);
-        batch.add('user.created', { user });
-        await resolveMemberships(trx, user, batch);
-        return managedUser(user);
-      },
-      'User already exists',
-    );
+    const create = createOne(user, { checkId: true, exists: () => dsyncError(409, 'User already exists') });
+    return change(d.id, p, () => (c) => managedUser(create(c)), 'User already exists');
   }
 
   async function updateUser(b: Bound, id: unknown, input: UserInput, p = o.delivery): Promise<Written<ManagedUser>> {
@@ -158,15 +151,16 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     return change(
       found.directoryId,
       p,
-      async (trx, _d, batch) => {
-        const current = await userStore.findUser(trx, found.directoryId, found.id, { forUpdate: true });
+      (d) => (c) => {
+        const current = c.read(steps.user(d.id, found.id, 'update'));
         if (!current) throw userNotFound();
         const user = toUser(current.directoryId, current.id, isObject(input) ? input : {}, current);
-        await userStore.lockNames(trx, user.directoryId, 'user', [user.userName ?? '', user.email ?? '']);
-        if (await userStore.findUserClash(trx, user.directoryId, user.userName, user.email, user.id))
+        const names = [user.userName, user.email].filter((v): v is string => !!v);
+        c.lock(nameLocks(d.id, 'user', [user.userName ?? '', user.email ?? '']));
+        if (c.read(steps.userTaken(d.id, names, { except: user.id }), 'false'))
           throw dsyncError(409, 'User already exists');
-        await userStore.updateUser(trx, user);
-        batch.add('user.updated', { user });
+        c.write(steps.updateUser(user));
+        c.event('user.updated', { user });
         return managedUser(user);
       },
       'User already exists',
@@ -176,11 +170,11 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
   async function deleteUser(b: Bound, id: unknown, p = o.delivery): Promise<Written<null>> {
     const found = await findUser(b, id);
     if (!found) throw userNotFound();
-    return change(found.directoryId, p, async (trx, _d, batch) => {
-      const current = await userStore.findUser(trx, found.directoryId, found.id, { forUpdate: true });
+    return change(found.directoryId, p, (d) => (c) => {
+      const current = c.read(steps.user(d.id, found.id, 'update'));
       if (!current) throw userNotFound();
-      await userStore.deleteUser(trx, current.directoryId, current.id);
-      batch.add('user.deleted', { user: current });
+      c.write(steps.deleteUsers(d.id, [current.id]));
+      c.event('user.deleted', { user: current });
       return null;
     });
   }
@@ -191,14 +185,21 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const events: WebhookEvent[] = [];
     let total = 0;
     for (;;) {
-      const r = await change(d.id, p, async (trx, _d, batch) => {
-        const ids = await userStore.listUserIds(trx, d.id, '', BULK_BATCH);
-        const deleted = await userStore.deleteUsers(trx, d.id, ids);
-        for (const user of deleted) batch.add('user.deleted', { user });
-        return deleted.length;
+      const r = await change(d.id, p, () => (c) => {
+        const batch = c.read(steps.firstUsers(d.id, BULK_BATCH), '[]');
+        if (!batch.length) return 0;
+        const gone = c.write(
+          steps.deleteUsers(
+            d.id,
+            batch.map((u) => u.id),
+          ),
+        );
+        for (const user of batch) c.event('user.deleted', { user }, { ...gone, key: user.id });
+        return batch.length;
       });
       events.push(...r.events);
-      total += r.value;
+      const deleted = r.written[0]?.length ?? 0;
+      total += deleted;
       if (r.value < BULK_BATCH) return { value: total, events };
     }
   }
@@ -226,12 +227,11 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     return change(
       d.id,
       p,
-      async (trx, _d, batch) => {
-        await userStore.lockNames(trx, d.id, 'group', [group.name, id]);
-        if ((await groupStore.findGroup(trx, d.id, id)) || (await groupStore.findGroupByName(trx, d.id, group.name)))
-          throw dsyncError(409, 'Group already exists');
-        await groupStore.insertGroup(trx, group);
-        batch.add('group.created', { group });
+      () => (c) => {
+        c.lock(nameLocks(d.id, 'group', [group.name, id]));
+        if (c.read(steps.groupTaken(d.id, group.name, id), 'false')) throw dsyncError(409, 'Group already exists');
+        c.write(steps.insertGroups(d.id, [group]));
+        c.event('group.created', { group });
         return groupRecord(group);
       },
       'Group already exists',
@@ -246,15 +246,15 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
   ): Promise<Written<GroupRecord>> {
     const found = await findGroup(b, id);
     if (!found) throw groupNotFound(id);
-    return change(found.directoryId, p, async (trx, _d, batch) => {
-      const current = await groupStore.findGroup(trx, found.directoryId, found.id, { forUpdate: true });
+    return change(found.directoryId, p, (d) => (c) => {
+      const current = c.read(steps.group(d.id, found.id, 'update'));
       if (!current) throw groupNotFound(id);
       const name = isObject(input) && typeof input.name === 'string' && input.name !== '' ? input.name : current.name;
       const raw: Raw = isObject(input) && isObject(input.raw) ? { ...input.raw } : { ...current.raw };
       raw.id = current.id;
       const group: DsyncGroup = { ...current, name, externalId: text(raw.externalId) ?? null, raw };
-      await groupStore.updateGroup(trx, group);
-      batch.add('group.updated', { group });
+      c.write(steps.updateGroup(group));
+      c.event('group.updated', { group });
       return groupRecord(group);
     });
   }
@@ -262,48 +262,46 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
   async function deleteGroup(b: Bound, id: unknown, p = o.delivery): Promise<Written<null>> {
     const found = await findGroup(b, id);
     if (!found) throw groupNotFound(id);
-    return change(found.directoryId, p, async (trx, _d, batch) => {
-      const current = await groupStore.findGroup(trx, found.directoryId, found.id, { forUpdate: true });
+    return change(found.directoryId, p, (d) => (c) => {
+      const current = c.read(steps.group(d.id, found.id, 'update'));
       if (!current) throw groupNotFound(id);
-      await groupStore.deleteGroup(trx, current.directoryId, current.id);
-      batch.add('group.deleted', { group: current });
+      c.write(steps.deleteGroups(d.id, [current.id]));
+      c.event('group.deleted', { group: current });
       return null;
     });
   }
 
-  /** Runs a membership change of the group (found in the bound scope), in its directory's transaction. */
+  /** A membership change of the group (found in the bound scope), its row locked, in its directory's change. */
   async function onGroup<T>(
     b: Bound,
     groupId: unknown,
     p: DeliveryPolicy,
-    fn: (trx: Executor, g: DsyncGroup, batch: EventBatch) => Promise<T>,
-  ): Promise<Written<T>> {
+    fn: (c: ChangePlan, g: DsyncGroup) => T,
+  ): Promise<Written<T> & { written: string[][] }> {
     const found = await findGroup(b, groupId);
     if (!found) throw groupNotFound(groupId);
-    return change(found.directoryId, p, async (trx, _d, batch) => {
-      const g = await groupStore.findGroup(trx, found.directoryId, found.id, { forUpdate: true });
+    return change(found.directoryId, p, (d) => (c) => {
+      const g = c.read(steps.group(d.id, found.id, 'update'));
       if (!g) throw groupNotFound(groupId);
-      return fn(trx, g, batch);
+      return fn(c, g);
     });
   }
 
   async function addUserToGroup(b: Bound, groupId: unknown, userId: unknown, p = o.delivery) {
     if (typeof userId !== 'string' || userId === '') throw dsyncError(400, 'Missing required parameters.');
-    return onGroup(b, groupId, p, async (trx, group, batch) => {
-      // As a SCIM PATCH add: a member that is not (yet) a user is kept (Jackson does not check).
-      const [user] = await userStore.findUsers(trx, group.directoryId, [userId]);
-      const added = await memberStore.addMembers(trx, group.directoryId, group.id, [userId]);
-      if (added.length) batch.add('group.user_added', user ? { user, group } : { userId, group });
+    // As a SCIM PATCH add: a member that is not (yet) a user is kept (Jackson does not check).
+    const r = await onGroup(b, groupId, p, (c, group) => {
+      addMembers(c, group, [userId], c.read(steps.users(group.directoryId, [userId])));
     });
+    return { value: r.value, events: r.events };
   }
 
   async function removeUserFromGroup(b: Bound, groupId: unknown, userId: unknown, p = o.delivery) {
     if (typeof userId !== 'string' || userId === '') throw dsyncError(400, 'Missing required parameters.');
-    return onGroup(b, groupId, p, async (trx, group, batch) => {
-      const removed = await memberStore.removeMembers(trx, group.directoryId, group.id, [userId]);
-      const [user] = removed.length ? await userStore.findUsers(trx, group.directoryId, removed) : [];
-      if (user) batch.add('group.user_removed', { user, group });
+    const r = await onGroup(b, groupId, p, (c, group) => {
+      removeMembers(c, group, [userId], c.read(steps.users(group.directoryId, [userId])));
     });
+    return { value: r.value, events: r.events };
   }
 
   async function isUserInGroup(b: Bound, groupId: unknown, userId: unknown): Promise<boolean> {
@@ -320,15 +318,16 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
   }
 
   async function removeAllUsers(b: Bound, groupId: unknown, p = o.delivery) {
-    return onGroup(b, groupId, p, async (trx, group, batch) => {
-      const removed = await memberStore.removeMembers(trx, group.directoryId, group.id);
-      const byId = new Map((await userStore.findUsers(trx, group.directoryId, removed)).map((u) => [u.id, u]));
-      for (const id of removed) {
-        const user = byId.get(id);
-        if (user) batch.add('group.user_removed', { user, group });
+    const r = await onGroup(b, groupId, p, (c, group) => {
+      const members = [...c.read(steps.memberIds(group.directoryId, group.id), '[]')].sort();
+      const known = c.read(steps.users(group.directoryId, members));
+      const gone = c.write(steps.removeAllMembers(group.directoryId, group.id));
+      for (const id of members) {
+        const user = known.get(id);
+        if (user) c.event('group.user_removed', { user, group }, { ...gone, key: id });
       }
-      return removed.length;
     });
+    return { value: r.written[0]?.length ?? 0, events: r.events };
   }
 
   /** Deletes every group of the directory, `BULK_BATCH` per transaction, one `group.deleted` each. */
@@ -337,14 +336,20 @@ export function createWritesService(o: { db: Db; directories: DirectoriesService
     const events: WebhookEvent[] = [];
     let total = 0;
     for (;;) {
-      const r = await change(d.id, p, async (trx, _d, batch) => {
-        const ids = await groupStore.listGroupIds(trx, d.id, '', BULK_BATCH);
-        const deleted = await groupStore.deleteGroups(trx, d.id, ids);
-        for (const group of deleted) batch.add('group.deleted', { group });
-        return deleted.length;
+      const r = await change(d.id, p, () => (c) => {
+        const batch = c.read(steps.firstGroups(d.id, BULK_BATCH), '[]');
+        if (!batch.length) return 0;
+        const gone = c.write(
+          steps.deleteGroups(
+            d.id,
+            batch.map((g) => g.id),
+          ),
+        );
+        for (const group of batch) c.event('group.deleted', { group }, { ...gone, key: group.id });
+        return batch.length;
       });
       events.push(...r.events);
-      total += r.value;
+      total += r.written[0]?.length ?? 0;
       if (r.value < BULK_BATCH) return { value: total, events };
     }
   }

@@ -129,11 +129,17 @@ async function persistEvents(trx: Executor, batch: EventBatch): Promise<void> {
     createdAt,
   }));
   batch.events.push(...rows.map(wireEvent));
-  // The interval timer of batch mode runs while there is work; the first queued event starts it.
-  if (outbox === 'batch' && policy.batchIntervalMs > 0) {
-    const runAt = new Date(policy.now().getTime() + policy.batchIntervalMs);
-    await policy.jobs.ensure(trx, PROCESS_TASK, { trigger: 'timer' }, { ...PROCESS_SPEC, runAt });
-  }
+  if (outbox === 'batch') await ensureBatchTimer(trx, policy);
+}
+
+/**
+ * Batch mode's interval timer runs while there is work: the first queued event of a transaction
+ * starts it (in that transaction). Nothing without the interval (`dsync.webhook_batch_cron_interval` 0).
+ */
+export async function ensureBatchTimer(trx: Executor, policy: DeliveryPolicy): Promise<void> {
+  if (policy.batchIntervalMs <= 0) return;
+  const runAt = new Date(policy.now().getTime() + policy.batchIntervalMs);
+  await policy.jobs.ensure(trx, PROCESS_TASK, { trigger: 'timer' }, { ...PROCESS_SPEC, runAt });
 }
 
 /**

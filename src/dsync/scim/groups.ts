@@ -8,12 +8,15 @@
 import { randomUUID } from 'node:crypto';
 import { filter as compile, parse } from 'scim2-parse-filter';
 import type { Executor } from '../../core/db/tx.ts';
+import { addMembers as addMembersOf, removeMembers as removeMembersOf } from '../change/members.ts';
+import type { Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
 import type { EventBatch } from '../events/service.ts';
 import * as groups from '../store/groups.ts';
 import * as members from '../store/members.ts';
+import * as steps from '../store/steps.ts';
 import { findUsers, lockNames } from '../store/users.ts';
-import type { Directory, DsyncGroup, DsyncUser, Raw } from '../types.ts';
+import type { Directory, DsyncGroup, Raw } from '../types.ts';
 import { isObject, resourceBody } from './attributes.ts';
 import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';
 import { LIST_RESPONSE, type ListQuery } from './users.ts';
@@ -65,7 +68,7 @@ export async function loadGroup(
 /**
  * Adds the members: `group.user_added` per new membership. A member that is not (yet) a user of
  * the directory is kept too (Jackson keeps it), with an event carrying what is known (`{id, group}`);
- * when that user is created, `group.user_added` follows with the user's data (resolveMemberships).
+ * when that user is created, `group.user_added` follows with the user's data (change/members.ts createUser).
  */
 async function addMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
   const known = await findUsers(trx, group.directoryId, ids);
@@ -74,25 +77,6 @@ async function addMembers(trx: Executor, group: DsyncGroup, ids: string[], batch
   for (const id of added) {
     const user = byId.get(id);
     batch.add('group.user_added', user ? { user, group } : { userId: id, group });
-  }
-}
-
-/** A user appeared: the memberships made before it are now complete, `group.user_added` each. */
-export async function resolveMemberships(trx: Executor, user: DsyncUser, batch: EventBatch): Promise<void> {
-  const pending = await members.membershipsOf(trx, user.directoryId, [user.id]);
-  if (!pending.length) return;
-  const byId = new Map(
-    (
-      await groups.findGroups(
-        trx,
-        user.directoryId,
-        pending.map((m) => m.groupId),
-      )
-    ).map((g) => [g.id, g]),
-  );
-  for (const m of pending) {
-    const group = byId.get(m.groupId);
-    if (group) batch.add('group.user_added', { user, group });
   }
 }
 
@@ -263,6 +247,29 @@ export function memberChanges(body: unknown): Array<{ op: 'add' | 'remove'; ids:
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A members-only PATCH (memberChanges) of group `id`: 200 with the group, or 404. The group row is
+ * locked FOR SHARE (see membersOnly); each change in order: the users it names read first, then
+ * the memberships inserted (`group.user_added` per membership added) or deleted
+ * (`group.user_removed` per membership removed whose member is a user).
+ */
+export function patchMembers(
+  directory: Directory,
+  id: string,
+  changes: Array<{ op: 'add' | 'remove'; ids: string[] }>,
+): Planner<{ status: number; data: unknown }> {
+  return (c) => {
+    const group = c.read(steps.group(directory.id, id, 'share'));
+    if (!group) throw scimError(404, 'Group not found');
+    for (const change of changes) {
+      const known = c.read(steps.users(directory.id, change.ids));
+      if (change.op === 'add') addMembersOf(c, group, change.ids, known);
+      else removeMembersOf(c, group, change.ids, known);
+    }
+    return { status: 200, data: view(group) };
+  };
 }
 
 /** PATCH /Groups/{id}: each operation in order; 200 with the group as it ends up. */

@@ -10,20 +10,21 @@
  * directory is read once per request, before the transaction, with its SCIM secret the only sealed
  * value opened. Errors are thrown as SCIM AppErrors.
  */
-import { audit } from '../../core/audit/events.ts';
+import { type AuditEvent, audit } from '../../core/audit/events.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import { isDataException, isForeignKeyViolation, mapDbError } from '../../core/db/errors.ts';
 import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { setActor } from '../../core/observability/scope.ts';
+import type { Applier } from '../change/apply.ts';
+import type { Planner } from '../change/plan.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from '../events/service.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
-import { oneCallPossible, patchMembersOnce, userCreates } from './one-call.ts';
 import * as users from './users.ts';
 
 export interface ScimResult {
@@ -56,37 +57,40 @@ export function createScimService(o: {
   db: Db;
   directories: DirectoriesService;
   delivery: DeliveryPolicy;
+  applier: Applier;
   pageLimit?: number;
 }) {
-  const createUserOnce = userCreates(o.db);
   /**
-   * Runs a write: change, events, commit. A unique violation is a 409; a directory deleted
-   * meanwhile is a 404, one deactivated meanwhile the deactivated answer (nothing changed).
+   * Runs a write: change, events, commit — `planner` applied by the applier (change/apply.ts), or
+   * `fn` in a transaction of its own. A unique violation is a 409; a directory deleted meanwhile is
+   * a 404, one deactivated meanwhile the deactivated answer (nothing changed).
    */
   async function write(
     kind: ResourceKind,
     directory: Directory,
-    fn: Write,
+    how: { fn: Write } | { planner: () => Planner<Result> },
     policy: DeliveryPolicy,
-    once?: () => Promise<ScimResult | undefined>,
   ): Promise<ScimResult> {
+    const change = (events: WebhookEvent[]): AuditEvent | undefined =>
+      events.length
+        ? {
+            type: 'dsync.scim.change',
+            actor: { kind: 'directory', id: directory.id },
+            target: { kind: kind === 'users' ? 'user' : 'group', id: String(events[0]?.data?.id ?? '') },
+            details: { directory_type: directory.type, events: events.map((e) => e.event) },
+          }
+        : undefined;
     const audited = async (exec: Executor, events: WebhookEvent[]) => {
-      if (events.length)
-        await audit(exec, {
-          type: 'dsync.scim.change',
-          actor: { kind: 'directory', id: directory.id },
-          target: { kind: kind === 'users' ? 'user' : 'group', id: String(events[0]?.data?.id ?? '') },
-          details: { directory_type: directory.type, events: events.map((e) => e.event) },
-        });
+      const e = change(events);
+      if (e) await audit(exec, e);
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        // One round trip when the write has a one-call form (one-call.ts); no audit row then.
-        const r = once && oneCallPossible(o.db, policy) ? await once() : undefined;
-        if (r) {
-          await audited(o.db, r.events);
-          return r;
+        if ('planner' in how) {
+          const r = await o.applier.apply(directory, how.planner(), { policy, audit: change });
+          return { ...r.value, events: r.events };
         }
+        const fn = how.fn;
         return await withTx(o.db, async (trx) => {
           const { value, events } = await withEvents(trx, directory, policy, (batch) => fn(trx, directory, batch));
           await audited(trx, events);
@@ -122,22 +126,20 @@ export function createScimService(o: {
       // A write loads the resource once, in its transaction (404 there); other methods load it here.
       const load = async (db: Executor) => users.loadUser(db, d, id, db !== o.db);
       if (method === 'PUT')
-        return write('users', d, async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b), policy);
+        return write(
+          'users',
+          d,
+          { fn: async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b) },
+          policy,
+        );
       if (method === 'PATCH')
-        return write('users', d, async (t, _d, b) => users.patchUser(t, await load(t), req.body, b), policy);
+        return write('users', d, { fn: async (t, _d, b) => users.patchUser(t, await load(t), req.body, b) }, policy);
       if (method === 'DELETE')
-        return write('users', d, async (t, dir, b) => users.deleteUser(t, dir, await load(t), b), policy);
+        return write('users', d, { fn: async (t, dir, b) => users.deleteUser(t, dir, await load(t), b) }, policy);
       const current = await load(o.db);
       if (method === 'GET') return { status: 200, data: current.raw };
     }
-    if (method === 'POST')
-      return write(
-        'users',
-        d,
-        (t, dir, b) => users.createUser(t, dir, req.body, b),
-        policy,
-        () => createUserOnce(d, req.body, policy),
-      );
+    if (method === 'POST') return write('users', d, { planner: () => users.createUser(d, req.body) }, policy);
     throw scimError(404, 'Not found');
   }
 
@@ -153,23 +155,30 @@ export function createScimService(o: {
       const load = async (db: Executor, lock: 'update' | 'members' = 'update') =>
         groups.loadGroup(db, d, id, db !== o.db ? lock : undefined);
       if (method === 'PUT')
-        return write('groups', d, async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b), policy);
+        return write(
+          'groups',
+          d,
+          { fn: async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b) },
+          policy,
+        );
       if (method === 'PATCH') {
+        const changes = groups.memberChanges(req.body);
+        if (changes) return write('groups', d, { planner: () => groups.patchMembers(d, id, changes) }, policy);
         const lock = groups.membersOnly(req.body) ? 'members' : 'update';
         return write(
           'groups',
           d,
-          async (t, _d, b) => groups.patchGroup(t, await load(t, lock), req.body, b),
+          { fn: async (t, _d, b) => groups.patchGroup(t, await load(t, lock), req.body, b) },
           policy,
-          lock === 'members' ? () => patchMembersOnce(o.db, d, id, req.body, policy) : undefined,
         );
       }
       if (method === 'DELETE')
-        return write('groups', d, async (t, _d, b) => groups.deleteGroup(t, await load(t), b), policy);
+        return write('groups', d, { fn: async (t, _d, b) => groups.deleteGroup(t, await load(t), b) }, policy);
       const current = await load(o.db);
       if (method === 'GET') return groups.getGroup(current);
     }
-    if (method === 'POST') return write('groups', d, (t, dir, b) => groups.createGroup(t, dir, req.body, b), policy);
+    if (method === 'POST')
+      return write('groups', d, { fn: (t, dir, b) => groups.createGroup(t, dir, req.body, b) }, policy);
     throw scimError(404, 'Not found');
   }
 

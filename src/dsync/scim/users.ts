@@ -5,13 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
+import { createUser as createOne } from '../change/members.ts';
+import type { Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
 import type { EventBatch } from '../events/service.ts';
 import * as users from '../store/users.ts';
 import type { Directory, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody, userAttributes, userRaw } from './attributes.ts';
 import type { Predicate } from './filter.ts';
-import { resolveMemberships } from './groups.ts';
 import { applyPatch, explicitEmail, patchOperations, userOperations } from './patch.ts';
 
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -38,16 +39,11 @@ export function newUser(directory: Directory, body: unknown): { user: DsyncUser;
   return { user: build(directory, requested ?? randomUUID(), b), requested };
 }
 
-/** POST /Users: 409 when the userName or email is taken (Jackson checked the email only). */
-export async function createUser(trx: Executor, directory: Directory, body: unknown, batch: EventBatch) {
+/** POST /Users: 201 with the stored resource, or 409 when the userName, email or requested id is taken. */
+export function createUser(directory: Directory, body: unknown): Planner<{ status: number; data: unknown }> {
   const { user, requested } = newUser(directory, body);
-  await users.lockNames(trx, directory.id, 'user', [user.userName ?? '', user.email ?? '', requested ?? '']);
-  if (await users.findUserClash(trx, directory.id, user.userName, user.email)) throw exists();
-  if (requested && (await users.findUser(trx, directory.id, requested))) throw exists();
-  await users.insertUser(trx, user);
-  batch.add('user.created', { user });
-  await resolveMemberships(trx, user, batch);
-  return { status: 201, data: user.raw };
+  const create = createOne(user, { checkId: requested !== undefined, exists });
+  return (c) => ({ status: 201, data: create(c).raw });
 }
 
 /** PUT /Users/{id}: full replace; the columns follow the new body, so filters see it. */

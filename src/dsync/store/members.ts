@@ -1,7 +1,7 @@
 /**
  * dsync_group_members: which users belong to which group. A membership may name a user id that is
  * not (yet) a user of the directory (a group pushed before its users); it is kept, listed, and
- * resolved when the user appears (see `pendingGroupsOf`). Deleting a user deletes its memberships.
+ * resolved when the user appears (see change/members.ts createUser). Deleting a user deletes its memberships.
  */
 import type { Executor } from '../../core/db/tx.ts';
 
@@ -50,22 +50,4 @@ export async function listMemberIds(
     .orderBy('user_id');
   if (page) q = q.offset(page.offset).limit(page.limit);
   return (await q.execute()).map((r) => r.user_id);
-}
-
-/** The groups that already list these user ids as members (memberships made before the users existed). */
-export async function membershipsOf(
-  db: Executor,
-  directoryId: string,
-  userIds: string[],
-): Promise<{ groupId: string; userId: string }[]> {
-  if (!userIds.length) return [];
-  const rows = await db
-    .selectFrom('dsync_group_members')
-    .select(['group_id', 'user_id'])
-    .where('directory_id', '=', directoryId)
-    .where('user_id', 'in', userIds)
-    .orderBy('created_at')
-    .orderBy('group_id')
-    .execute();
-  return rows.map((r) => ({ groupId: r.group_id, userId: r.user_id }));
 }

@@ -35,10 +35,6 @@ const columns = (u: DsyncUser) => ({
 
 const newRow = (u: DsyncUser) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) });
 
-export async function insertUser(db: Executor, u: DsyncUser): Promise<void> {
-  await db.insertInto('dsync_users').values(newRow(u)).execute();
-}
-
 export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
   await db
     .updateTable('dsync_users')
@@ -90,26 +86,6 @@ export async function lockNames(db: Executor, directoryId: string, kind: string,
 /** The lock names of these resource names (empty ones skipped), as `lockNames` takes them. */
 export const nameLocks = (directoryId: string, kind: string, names: string[]): string[] =>
   names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`);
-
-/** Users of the directory whose userName or email equals one of the given values (case-insensitive). */
-export async function findUserClash(
-  db: Executor,
-  directoryId: string,
-  userName: string | null,
-  email: string | null,
-  exceptId?: string,
-): Promise<DsyncUser | undefined> {
-  const names = [userName, email].filter((v): v is string => !!v).map((v) => v.toLowerCase());
-  if (!names.length) return undefined;
-  let q = db
-    .selectFrom('dsync_users')
-    .selectAll()
-    .where('directory_id', '=', directoryId)
-    .where((eb) => eb.or([eb(eb.fn('lower', ['user_name']), 'in', names), eb(eb.fn('lower', ['email']), 'in', names)]));
-  if (exceptId !== undefined) q = q.where('id', '<>', exceptId);
-  const r = await q.limit(1).executeTakeFirst();
-  return r && toUser(r);
-}
 
 const scoped = (db: Executor, scope: UserScope, filter?: Predicate) =>
   db.selectFrom('dsync_users as u').where(scopeSql('u', scope, filter));

@@ -1,36 +1,64 @@
 /**
- * SCIM `POST /Users` and members-only group `PATCH` run as one server-side call on PostgreSQL
- * (src/dsync/scim/one-call.ts, sql/0240_dsync_write_functions.sql). With audit rows on
- * (`audit.enabled`, a per-process switch, flipped here between runs), the same requests take the
- * statement-by-statement path. Both runs get the same requests: the answers, the stored rows and
- * the stored events (key order included) must be the same; and the one-call path must send
- * exactly one statement per write.
+ * Every SCIM write is planned once (src/dsync/change/plan.ts) and applied by one `apply`
+ * (src/dsync/change/apply.ts): on PostgreSQL as one call of gatehouse_dsync_apply
+ * (sql/0270_dsync_apply.sql), on CockroachDB statement by statement in a transaction. The
+ * statement-by-statement form runs here on PostgreSQL through a CockroachDB-tagged handle (a SCIM
+ * service of its own on the same database). Both get the same requests: the answers, the stored
+ * rows and the stored events (key order included) must be the same; and the call must be exactly
+ * one statement per write.
  */
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configureAudit } from '../../../src/core/audit/events.ts';
+import { createDatabase, type DatabaseHandle } from '../../../src/core/db/client.ts';
+import { isAppError } from '../../../src/core/errors.ts';
+import { createApplier } from '../../../src/dsync/change/apply.ts';
+import { scimErrorBody } from '../../../src/dsync/errors.ts';
+import { createScimService } from '../../../src/dsync/scim/service.ts';
+import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import type { TestServer } from '../../helpers/apps.ts';
 import { createDirectory, memberIds, scimClient, startDsyncServer, storedEvents } from '../../helpers/dsync.ts';
 
 let oneCall: TestServer;
+let tagged: DatabaseHandle;
 
 beforeAll(async () => {
   oneCall = await startDsyncServer();
+  tagged = createDatabase(oneCall.database.url, { max: 3, engine: 'cockroach' });
 });
 afterAll(async () => {
-  configureAudit({ enabled: false });
+  await tagged?.destroy();
   await oneCall?.close();
 });
 
-/** Runs `fn` with audit rows on: every SCIM write takes the statement path. */
-async function statementPath<T>(fn: () => Promise<T>): Promise<T> {
-  configureAudit({ enabled: true });
-  try {
-    return await fn();
-  } finally {
-    configureAudit({ enabled: false });
-  }
+type Ask = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: Record<string, unknown> }>;
+
+/** SCIM requests to the directory through the statement-by-statement form (a CockroachDB-tagged handle). */
+function statementPath(d: DirectoryRecord): Ask {
+  const services = oneCall.container.dsync.services;
+  const scim = createScimService({
+    db: tagged.db,
+    directories: services.directories,
+    delivery: services.policy,
+    applier: createApplier(tagged.db),
+  });
+  return async (method, path, body) => {
+    const [, resourceType, resourceId] = path.split('/');
+    try {
+      const r = await scim.handle({
+        method,
+        body,
+        directoryId: d.id,
+        resourceType: resourceType as string,
+        resourceId,
+        apiSecret: d.scim.secret,
+      });
+      return { status: r.status, body: JSON.parse(JSON.stringify(r.data ?? {})) };
+    } catch (e) {
+      if (!isAppError(e)) throw e;
+      return { status: e.status, body: scimErrorBody(e) };
+    }
+  };
 }
 
 /** The statements the process sends while `fn` runs (text, whitespace collapsed). */
@@ -50,14 +78,14 @@ async function sent<T>(fn: () => Promise<T>): Promise<{ value: T; texts: string[
 }
 
 /** Runs the same SCIM script on a server: every answer and the directory's events, ids made comparable. */
-async function script(s: TestServer) {
+async function script(s: TestServer, through?: (d: DirectoryRecord) => Ask) {
   const d = await createDirectory(s, {
     tenant: 'one-call',
     product: 'p',
     webhook_url: 'https://hooks.example/one-call',
     webhook_secret: 'whsec-one-call',
   });
-  const scim = scimClient(s, d);
+  const scim: Ask = through ? through(d) : scimClient(s, d);
   const answers: unknown[] = [];
   const ask = async (method: string, path: string, body?: unknown) => {
     const r = await scim(method, path, body);
@@ -116,7 +144,7 @@ async function script(s: TestServer) {
 describe('one-call SCIM writes', () => {
   it('answer, store and emit exactly what the statement path does, key order included', async () => {
     const a = await script(oneCall);
-    const b = await statementPath(() => script(oneCall));
+    const b = await script(oneCall, statementPath);
     expect(a.text).toBe(b.text);
     // The script did exercise the interesting cases.
     expect(a.events.map((e) => e.event)).toEqual([
@@ -152,28 +180,31 @@ describe('one-call SCIM writes', () => {
   });
 
   it('sends one statement per create and per members PATCH (the statement path sends several)', async () => {
-    const count = async (s: TestServer) => {
-      const d = await createDirectory(s, { tenant: 'count', product: 'p' });
-      const scim = scimClient(s, d);
+    const count = async (through?: (d: DirectoryRecord) => Ask) => {
+      const d = await createDirectory(oneCall, { tenant: 'count', product: 'p' });
+      const scim: Ask = through ? through(d) : scimClient(oneCall, d);
       const g = (await scim('POST', '/Groups', { displayName: 'Counted' })).body;
       const create = await sent(() => scim('POST', '/Users', { userName: 'counted@example.com' }));
       expect(create.value.status).toBe(201);
+      const value = [{ value: String(create.value.body.id) }];
+      // The first PATCH of a group reads the group and the users it names (the process keeps them).
+      expect(
+        (await scim('PATCH', `/Groups/${g.id}`, { Operations: [{ op: 'add', path: 'members', value }] })).status,
+      ).toBe(200);
       const patch = await sent(() =>
-        scim('PATCH', `/Groups/${g.id}`, {
-          Operations: [{ op: 'add', path: 'members', value: [{ value: String(create.value.body.id) }] }],
-        }),
+        scim('PATCH', `/Groups/${g.id}`, { Operations: [{ op: 'remove', path: 'members', value }] }),
       );
       expect(patch.value.status).toBe(200);
       // Statements of the write itself (the change feed and the pool's own checks are not).
       const mine = (texts: string[]) => texts.filter((t) => /dsync|^begin|^commit|advisory|audit/i.test(t));
       return { create: mine(create.texts), patch: mine(patch.texts) };
     };
-    const one = await count(oneCall);
+    const one = await count();
     expect(one.create).toHaveLength(1);
-    expect(one.create[0]).toMatch(/^select gatehouse_dsync_create_users\(/);
+    expect(one.create[0]).toMatch(/^select gatehouse_dsync_apply\(/);
     expect(one.patch).toHaveLength(1);
-    expect(one.patch[0]).toMatch(/^select gatehouse_dsync_patch_members\(/);
-    const many = await statementPath(() => count(oneCall));
+    expect(one.patch[0]).toMatch(/^select gatehouse_dsync_apply\(/);
+    const many = await count(statementPath);
     expect(many.create.length).toBeGreaterThan(5);
     expect(many.patch.length).toBeGreaterThan(5);
   });
@@ -191,7 +222,7 @@ describe('one-call SCIM writes', () => {
       await sql`update dsync_directories set deactivated = true where id = ${d.id}`.execute(trx);
     });
     const r = await sent(() => scim('POST', '/Users', { userName: 'late@example.com' }));
-    expect(r.texts.some((t) => t.startsWith('select gatehouse_dsync_create_users('))).toBe(true);
+    expect(r.texts.some((t) => t.startsWith('select gatehouse_dsync_apply('))).toBe(true);
     expect([r.value.status, r.value.body]).toEqual([200, {}]);
     const p = await scim('PATCH', `/Groups/${g.id}`, {
       Operations: [{ op: 'add', path: 'members', value: [{ value: 'x' }] }],
@@ -221,7 +252,7 @@ describe('one-call SCIM writes', () => {
     expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
     for (const a of answers.filter((x) => x.status === 409))
       expect(a.body).toMatchObject({ detail: 'User already exists', scimType: 'uniqueness' });
-    const calls = texts.filter((t) => t.startsWith('select gatehouse_dsync_create_users(')).length;
+    const calls = texts.filter((t) => t.startsWith('select gatehouse_dsync_apply(')).length;
     expect(calls).toBeLessThan(names.length);
     const events = await storedEvents(oneCall, d.id);
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));

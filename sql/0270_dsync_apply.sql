@@ -1,0 +1,90 @@
+-- gatehouse:required-by-code
+-- One generic function applies every planned directory change on PostgreSQL
+-- (src/dsync/change/apply.ts), and the write-specific functions of 0240 go: the change is planned in
+-- TypeScript (its name locks, the rows it reads and expects, the statements that write, and its
+-- events, whose payloads are built by src/dsync/events/payload.ts only), and this function runs the
+-- plan without knowing the shape of a row or an event.
+--
+-- `p_change`: {directory, locks (sorted lock names), items: [{reads, writes, events}], commit}.
+-- Each item is one change; several changes of one directory may share a call (one transaction,
+-- one directory row lock, one commit), in order. For each item, in order:
+-- - `reads`: [{sql, params, expect}]. Each read is one statement that returns one json value as
+--   text; it runs through EXECUTE with `params` (json) as $1, so it is planned for this call, with
+--   the values and the table as they are (see the head of 0260), and as a statement of its own it
+--   takes a fresh snapshot at READ COMMITTED, after the name locks were granted and after the
+--   statements before it (https://www.postgresql.org/docs/current/transaction-iso.html#XACT-READ-COMMITTED).
+--   A read whose text differs from `expect` (or that has no `expect`) makes the item stale: none of
+--   its writes run, and the texts read are returned so that the caller can plan it again on them.
+-- - `writes`: [{sql, params}], run the same way when every read held; each returns a json array
+--   of keys as text (the ids it inserted, updated or deleted).
+-- - `events`: [{id, event, payload, when}] in order; an event with `when` {write, key} is kept only
+--   when that write (its index in `writes`) returned `key`, or returned any key when `key` is absent.
+-- Then the kept events of every item are committed as one write's events
+-- (gatehouse_dsync_commit_events of 0240: sequence numbers under the directory row lock, the events
+-- and their outbox rows, the sender check). Returns {before, items: [{stale: [texts]} or
+-- {writes: [[keys]], events: [indexes kept]}]}; the event ids and payloads the caller sent are what
+-- is stored (`json`, key order kept).
+-- gatehouse_submit_job and gatehouse_dsync_commit_events of 0240 stay: they know no payload.
+-- CockroachDB applies the same plan statement by statement (sql/cockroach/0270_dsync_apply.sql).
+
+CREATE FUNCTION gatehouse_dsync_apply(p_change json) RETURNS json
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_item json;
+  v_step json;
+  v_ev json;
+  v_when json;
+  v_text text;
+  v_actual text[];
+  v_stale boolean;
+  v_results text[];
+  v_kept int[];
+  v_n int;
+  v_events json[] := '{}';
+  v_items json[] := '{}';
+  v_before bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(k, 0)) FROM json_array_elements_text(p_change -> 'locks') AS k;
+  FOR v_item IN SELECT t.i FROM json_array_elements(p_change -> 'items') WITH ORDINALITY AS t(i, n) ORDER BY t.n LOOP
+    v_actual := '{}';
+    v_stale := false;
+    FOR v_step IN SELECT s.r FROM json_array_elements(v_item -> 'reads') WITH ORDINALITY AS s(r, n) ORDER BY s.n LOOP
+      EXECUTE v_step ->> 'sql' INTO v_text USING v_step -> 'params';
+      v_text := coalesce(v_text, 'null');
+      v_actual := v_actual || v_text;
+      IF v_text IS DISTINCT FROM v_step ->> 'expect' THEN
+        v_stale := true;
+      END IF;
+    END LOOP;
+    IF v_stale THEN
+      v_items := v_items || json_build_object('stale', to_json(v_actual));
+      CONTINUE;
+    END IF;
+    v_results := '{}';
+    FOR v_step IN SELECT s.w FROM json_array_elements(v_item -> 'writes') WITH ORDINALITY AS s(w, n) ORDER BY s.n LOOP
+      EXECUTE v_step ->> 'sql' INTO v_text USING v_step -> 'params';
+      v_results := v_results || coalesce(v_text, '[]');
+    END LOOP;
+    v_kept := '{}';
+    FOR v_ev, v_n IN SELECT e.v, e.n FROM json_array_elements(v_item -> 'events') WITH ORDINALITY AS e(v, n) ORDER BY e.n LOOP
+      v_when := v_ev -> 'when';
+      IF v_when IS NULL OR json_typeof(v_when) = 'null' OR (
+        CASE WHEN v_when ->> 'key' IS NULL
+          THEN json_array_length(v_results[(v_when ->> 'write')::int + 1]::json) > 0
+          ELSE EXISTS (SELECT 1 FROM json_array_elements_text(v_results[(v_when ->> 'write')::int + 1]::json) AS x(k)
+            WHERE x.k = v_when ->> 'key')
+        END) THEN
+        v_events := v_events || v_ev;
+        v_kept := v_kept || (v_n - 1)::int;
+      END IF;
+    END LOOP;
+    v_items := v_items || json_build_object('writes', to_json(v_results), 'events', to_json(v_kept));
+  END LOOP;
+  v_before := gatehouse_dsync_commit_events((p_change ->> 'directory')::uuid, array_to_json(v_events), p_change -> 'commit');
+  RETURN json_build_object('before', v_before, 'items', array_to_json(v_items));
+END $$;
+
+DROP FUNCTION gatehouse_dsync_patch_members(uuid, text, text, text, text, json, json);
+DROP FUNCTION gatehouse_dsync_create_users(uuid, text, text, text, text[], json, json);
+DROP FUNCTION gatehouse_dsync_member_data(text, boolean, text, text, text, boolean, json, json, json);
+DROP FUNCTION gatehouse_dsync_event(text, text, text, text, json);

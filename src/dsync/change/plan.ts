@@ -1,0 +1,106 @@
+/**
+ * A change of a directory, planned in TypeScript: the names it locks, the rows it reads (with what
+ * it expects to read), the statements that write, and its events, whose payloads payload.ts builds.
+ * Every write of a directory — a SCIM request, the controller's writes, a Google sync — is planned
+ * as one `DirectoryChange` and applied by `apply` (apply.ts), which knows nothing of what the change
+ * means.
+ *
+ * A plan is made by a planner, a function of what is known about the directory (the facts): it asks
+ * for each fact with `read`, which answers from what an earlier call read (or a guess), and records
+ * the read with the text it expects. Applying the plan runs the reads again, under the change's
+ * locks, and writes only if every read still gives the expected text; otherwise the planner runs
+ * again on what was read. So a plan is only applied on the rows as they are, as if it had read them
+ * in its own transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { envelope } from '../events/payload.ts';
+import type { Read, Statement } from '../store/steps.ts';
+import type { Directory, DirectorySyncEvent, DirectorySyncEventType, DsyncGroup, DsyncUser } from '../types.ts';
+
+export interface PlannedRead {
+  key: string;
+  stmt: Statement;
+  /** The text the plan was made on. */
+  expect: string;
+  locks: boolean;
+  kept: boolean;
+}
+
+/** A write of the plan, as events name it (`when`). */
+export interface WriteRef {
+  readonly write: number;
+}
+
+export interface PlannedEvent {
+  id: string;
+  event: DirectorySyncEventType;
+  payload: DirectorySyncEvent;
+  /** Kept only when that write returned `key` (or any key when `key` is absent). */
+  when?: { write: number; key?: string };
+}
+
+export interface DirectoryChange {
+  /** Name locks, taken before anything is read (core/db/locks.ts). */
+  locks: string[];
+  reads: PlannedRead[];
+  writes: Statement[];
+  events: PlannedEvent[];
+}
+
+/** What is known about the directory: the text a read gave, by the read's key. */
+export type Facts = (key: string) => string | undefined;
+
+/** Builds one change; planners receive it. */
+export class ChangePlan {
+  readonly directory: Directory;
+  private readonly facts: Facts;
+  readonly change: DirectoryChange = { locks: [], reads: [], writes: [], events: [] };
+
+  constructor(directory: Directory, facts: Facts) {
+    this.directory = directory;
+    this.facts = facts;
+  }
+
+  /** Locks these names (see store/users.ts nameLocks) for the change, before its reads. */
+  lock(names: readonly string[]): void {
+    this.change.locks.push(...names);
+  }
+
+  /**
+   * A fact: what the read gave the last time it ran for this write (or for an earlier write of
+   * this process), else `guess` (json text; `null` when the planner has no better one). The plan
+   * holds only if the read gives the same text when it is applied.
+   */
+  read<T>(r: Read<T>, guess = 'null'): T {
+    const text = this.facts(r.key) ?? guess;
+    this.change.reads.push({ key: r.key, stmt: r.stmt, expect: text, locks: r.locks === true, kept: r.kept === true });
+    return r.decode(JSON.parse(text));
+  }
+
+  /** A statement that writes, run in order after the reads. */
+  write(stmt: Statement): WriteRef {
+    this.change.writes.push(stmt);
+    return { write: this.change.writes.length - 1 };
+  }
+
+  /**
+   * An event of the change (payload.ts builds it from the subject as it is now), kept only when
+   * `when` is absent or its write returned `key` (any key when `key` is absent).
+   */
+  event(
+    type: DirectorySyncEventType,
+    subject: { user?: DsyncUser; group?: DsyncGroup; userId?: string },
+    when?: WriteRef & { key?: string },
+  ): void {
+    this.change.events.push({
+      id: randomUUID(),
+      event: type,
+      // A snapshot: later changes of the same objects in the planner must not alter it.
+      payload: structuredClone(envelope(type, this.directory, subject)),
+      ...(when ? { when: { write: when.write, ...(when.key !== undefined ? { key: when.key } : {}) } } : {}),
+    });
+  }
+}
+
+/** A planner: the change to make given the facts, and the write's answer. It may throw the write's error. */
+export type Planner<T> = (plan: ChangePlan) => T;
