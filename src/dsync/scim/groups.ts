@@ -3,19 +3,17 @@
  * directory. Differences from Jackson, on purpose: members sent with POST and PUT are stored, ops
  * are case-insensitive and `replace`/`remove` of `members` are honoured, and re-adding a
  * member makes no event. A member that is not (yet) a user is kept (see addMembers).
- * Responses keep Jackson's shape, `members: []` included.
+ * Responses keep Jackson's shape, `members: []` included. Each write is a planner (change/plan.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { filter as compile, parse } from 'scim2-parse-filter';
 import type { Executor } from '../../core/db/tx.ts';
 import { addMembers as addMembersOf, removeMembers as removeMembersOf } from '../change/members.ts';
-import type { Planner } from '../change/plan.ts';
+import type { ChangePlan, Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
-import type { EventBatch } from '../events/service.ts';
 import * as groups from '../store/groups.ts';
-import * as members from '../store/members.ts';
 import * as steps from '../store/steps.ts';
-import { findUsers, lockNames } from '../store/users.ts';
+import { nameLocks } from '../store/users.ts';
 import type { Directory, DsyncGroup, Raw } from '../types.ts';
 import { isObject, resourceBody } from './attributes.ts';
 import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';
@@ -46,90 +44,133 @@ function memberIds(v: unknown): string[] {
   return [...new Set(ids as string[])];
 }
 
-/**
- * Loads a group of the directory or throws Jackson's 404. A write locks the row: `update` (it reads
- * and writes the group, or the whole member list) until the transaction ends, or `members` — shared
- * with other such writes — for a write that adds and removes listed members only (see membersOnly).
- */
-export async function loadGroup(
-  db: Executor,
-  directory: Directory,
-  id: string,
-  lock: 'update' | 'members' | undefined = undefined,
-): Promise<DsyncGroup> {
-  const g = await groups.findGroup(db, directory.id, id, {
-    forUpdate: lock === 'update',
-    forShare: lock === 'members',
-  });
-  if (!g) throw scimError(404, 'Group not found');
+/** Loads a group of the directory or throws Jackson's 404. */
+export async function loadGroup(db: Executor, directory: Directory, id: string): Promise<DsyncGroup> {
+  const g = await groups.findGroup(db, directory.id, id);
+  if (!g) throw notFound();
   return g;
+}
+
+/** What a SCIM write answers. */
+type Answer = { status: number; data: unknown };
+
+const notFound = () => scimError(404, 'Group not found');
+
+/**
+ * The members of a group as the change planned so far leaves them: the stored list (read when
+ * first needed; reads run before the change's writes, so it is the list before the change) with
+ * the change's additions and removals followed through. Oldest membership first: the stored ones,
+ * then those the change adds (their rows share the transaction's time), by id.
+ */
+class Members {
+  private readonly ops: Array<{ add: boolean; ids: string[] | undefined }> = [];
+  private readonly c: ChangePlan;
+  private readonly group: DsyncGroup;
+  constructor(c: ChangePlan, group: DsyncGroup) {
+    this.c = c;
+    this.group = group;
+  }
+
+  current(): string[] {
+    const stored = [...this.c.read(steps.memberIds(this.group.directoryId, this.group.id), '[]')];
+    const kept = new Set(stored);
+    const added = new Set<string>();
+    for (const op of this.ops) {
+      for (const id of op.ids ?? [...kept, ...added]) {
+        if (op.add) {
+          if (!kept.has(id)) added.add(id);
+        } else {
+          kept.delete(id);
+          added.delete(id);
+        }
+      }
+    }
+    return [...stored.filter((id) => kept.has(id)), ...[...added].sort()];
+  }
+
+  add(ids: string[]): void {
+    this.ops.push({ add: true, ids });
+  }
+
+  /** undefined: every member. */
+  remove(ids: string[] | undefined): void {
+    this.ops.push({ add: false, ids });
+  }
 }
 
 /**
  * Adds the members: `group.user_added` per new membership. A member that is not (yet) a user of
  * the directory is kept too (Jackson keeps it), with an event carrying what is known (`{id, group}`);
- * when that user is created, `group.user_added` follows with the user's data (change/members.ts createUser).
+ * when that user is created, `group.user_added` follows with the user's data (change/members.ts).
  */
-async function addMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
-  const known = await findUsers(trx, group.directoryId, ids);
-  const byId = new Map(known.map((u) => [u.id, u]));
-  const added = await members.addMembers(trx, group.directoryId, group.id, ids);
-  for (const id of added) {
-    const user = byId.get(id);
-    batch.add('group.user_added', user ? { user, group } : { userId: id, group });
-  }
+function addMembers(c: ChangePlan, group: DsyncGroup, ids: string[], m: Members): void {
+  if (!ids.length) return;
+  addMembersOf(c, group, ids, c.read(steps.users(group.directoryId, ids)));
+  m.add(ids);
 }
 
-async function removeMembers(trx: Executor, group: DsyncGroup, ids: string[] | undefined, batch: EventBatch) {
-  const removed = await members.removeMembers(trx, group.directoryId, group.id, ids);
-  const byId = new Map((await findUsers(trx, group.directoryId, removed)).map((u) => [u.id, u]));
-  for (const id of removed) {
-    const user = byId.get(id);
-    if (user) batch.add('group.user_removed', { user, group });
-  }
+/** Removes these members (every member when `ids` is undefined): `group.user_removed` per removed user. */
+function removeMembers(c: ChangePlan, group: DsyncGroup, ids: string[] | undefined, m: Members): void {
+  if (ids === undefined) {
+    const all = [...m.current()].sort();
+    const known = c.read(steps.users(group.directoryId, all));
+    const gone = c.write(steps.removeAllMembers(group.directoryId, group.id));
+    for (const id of all) {
+      const user = known.get(id);
+      if (user) c.event('group.user_removed', { user, group }, { ...gone, key: id });
+    }
+  } else if (ids.length) removeMembersOf(c, group, ids, c.read(steps.users(group.directoryId, ids)));
+  m.remove(ids);
 }
 
 /** Makes the group's members exactly `ids`. */
-async function setMembers(trx: Executor, group: DsyncGroup, ids: string[], batch: EventBatch) {
-  const current = await members.listMemberIds(trx, group.directoryId, group.id);
+function setMembers(c: ChangePlan, group: DsyncGroup, ids: string[], m: Members): void {
   const wanted = new Set(ids);
-  await removeMembers(
-    trx,
+  removeMembers(
+    c,
     group,
-    current.filter((id) => !wanted.has(id)),
-    batch,
+    m.current().filter((id) => !wanted.has(id)),
+    m,
   );
-  await addMembers(trx, group, ids, batch);
+  addMembers(c, group, ids, m);
 }
 
-export async function createGroup(trx: Executor, directory: Directory, body: unknown, batch: EventBatch) {
+/** POST /Groups: 201, or 409 when the displayName (case-insensitive) or the requested id is taken; members stored. */
+export function createGroup(directory: Directory, body: unknown): Planner<Answer> {
   const b = resourceBody(body);
   const name = displayName(b.displayName);
-  const id = str(b.groupId) || randomUUID();
-  await lockNames(trx, directory.id, 'group', [name ?? '', str(b.groupId) ?? '']);
-  if ((await groups.findGroupByName(trx, directory.id, name)) || (await groups.findGroup(trx, directory.id, id)))
-    throw scimError(409, 'Group already exists', 'uniqueness');
-  const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...b, members: [] };
-  delete raw.groupId;
-  raw.id = id;
-  const group: DsyncGroup = { directoryId: directory.id, id, name, externalId: str(raw.externalId), raw };
-  await groups.insertGroup(trx, group);
-  batch.add('group.created', { group });
-  if (Array.isArray(b.members)) await addMembers(trx, group, memberIds(b.members), batch);
-  return { status: 201, data: view(group) };
+  const requested = str(b.groupId) || undefined;
+  const id = requested ?? randomUUID();
+  return (c) => {
+    c.lock(nameLocks(directory.id, 'group', [name, requested ?? '']));
+    if (c.read(steps.groupTaken(directory.id, name, id), 'false'))
+      throw scimError(409, 'Group already exists', 'uniqueness');
+    const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...b, members: [] };
+    delete raw.groupId;
+    raw.id = id;
+    const group: DsyncGroup = { directoryId: directory.id, id, name, externalId: str(raw.externalId), raw };
+    c.write(steps.insertGroups(directory.id, [group]));
+    c.event('group.created', { group });
+    if (Array.isArray(b.members)) addMembers(c, group, memberIds(b.members), new Members(c, group));
+    return { status: 201, data: view(group) };
+  };
 }
 
 /** PUT /Groups/{id}: renames, merges the body into raw and, when `members` is sent, sets the members. */
-export async function replaceGroup(trx: Executor, current: DsyncGroup, body: unknown, batch: EventBatch) {
-  const b = resourceBody(body);
-  const name = displayName(b.displayName);
-  const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...current.raw, ...b, members: [] };
-  raw.id = current.id;
-  const group: DsyncGroup = { ...current, name, externalId: str(raw.externalId), raw };
-  await groups.updateGroup(trx, group);
-  batch.add('group.updated', { group });
-  if (Array.isArray(b.members)) await setMembers(trx, group, memberIds(b.members), batch);
-  return { status: 200, data: view(group) };
+export function replaceGroup(directory: Directory, id: string, body: unknown): Planner<Answer> {
+  return (c) => {
+    const current = c.read(steps.group(directory.id, id, 'update'));
+    if (!current) throw notFound();
+    const b = resourceBody(body);
+    const name = displayName(b.displayName);
+    const raw: Raw = isObject(b.rawAttributes) ? { ...b.rawAttributes } : { ...current.raw, ...b, members: [] };
+    raw.id = current.id;
+    const group: DsyncGroup = { ...current, name, externalId: str(raw.externalId), raw };
+    c.write(steps.updateGroup(group));
+    c.event('group.updated', { group });
+    if (Array.isArray(b.members)) setMembers(c, group, memberIds(b.members), new Members(c, group));
+    return { status: 200, data: view(group) };
+  };
 }
 
 function memberFilter(inner: string): ReturnType<typeof parse> {
@@ -151,26 +192,25 @@ function listedIds(ast: ReturnType<typeof parse>): string[] | undefined {
 }
 
 /** Ids selected by `members[<filter>]`: `value eq` disjunctions directly, anything else against the members. */
-async function filteredMembers(trx: Executor, group: DsyncGroup, inner: string): Promise<string[]> {
+function filteredMembers(inner: string, m: Members): string[] {
   const ast = memberFilter(inner);
   const direct = listedIds(ast);
   if (direct) return direct;
   const test = compile(ast);
-  return (await members.listMemberIds(trx, group.directoryId, group.id)).filter((id) => test({ value: id }));
+  return m.current().filter((id) => test({ value: id }));
 }
 
-async function applyOp(trx: Executor, group: DsyncGroup, o: PatchOp, batch: EventBatch): Promise<DsyncGroup> {
+function applyOp(c: ChangePlan, group: DsyncGroup, o: PatchOp, m: Members): DsyncGroup {
   const path = o.path?.toLowerCase();
   if (path === 'members') {
-    if (o.op === 'add') await addMembers(trx, group, memberIds(o.value), batch);
-    else if (o.op === 'replace') await setMembers(trx, group, memberIds(o.value), batch);
-    else await removeMembers(trx, group, o.value === undefined ? undefined : memberIds(o.value), batch);
+    if (o.op === 'add') addMembers(c, group, memberIds(o.value), m);
+    else if (o.op === 'replace') setMembers(c, group, memberIds(o.value), m);
+    else removeMembers(c, group, o.value === undefined ? undefined : memberIds(o.value), m);
     return group;
   }
   const bracket = o.path && /^members\[(.*)\]$/i.exec(o.path);
   if (bracket) {
-    if (o.op === 'remove')
-      await removeMembers(trx, group, await filteredMembers(trx, group, bracket[1] as string), batch);
+    if (o.op === 'remove') removeMembers(c, group, filteredMembers(bracket[1] as string, m), m);
     return group;
   }
   if (path === undefined) {
@@ -179,15 +219,15 @@ async function applyOp(trx: Executor, group: DsyncGroup, o: PatchOp, batch: Even
     let g = group;
     for (const [key, value] of Object.entries(o.value)) {
       if (key === 'id' || key === 'schemas') continue;
-      g = await applyOp(trx, g, { op: o.op, path: checkPath(key), value }, batch);
+      g = applyOp(c, g, { op: o.op, path: checkPath(key), value }, m);
     }
     return g;
   }
   if (path === 'displayname' && o.op !== 'remove') {
     const name = displayName(o.value);
     const renamed: DsyncGroup = { ...group, name, raw: { ...group.raw, displayName: name } };
-    await groups.updateGroup(trx, renamed);
-    batch.add('group.updated', { group: renamed });
+    c.write(steps.updateGroup(renamed));
+    c.event('group.updated', { group: renamed });
     return renamed;
   }
   if (path === 'displayname' || path === 'id')
@@ -195,8 +235,8 @@ async function applyOp(trx: Executor, group: DsyncGroup, o: PatchOp, batch: Even
   const raw = applyPatch(group.raw, [o]);
   raw.id = group.id;
   const changed: DsyncGroup = { ...group, externalId: str(raw.externalId), raw };
-  await groups.updateGroup(trx, changed);
-  batch.add('group.updated', { group: changed });
+  c.write(steps.updateGroup(changed));
+  c.event('group.updated', { group: changed });
   return changed;
 }
 
@@ -224,66 +264,31 @@ export function membersOnly(body: unknown): boolean {
 }
 
 /**
- * A members-only PATCH (membersOnly) as the member changes it makes, in order: `ids` as applyOp
- * takes them (request order, deduplicated). Undefined when the body is anything else, and when
- * reading it fails (the statement path then answers, with its errors in its order: 404 before 400).
+ * PATCH /Groups/{id}: each operation in order; 200 with the group as it ends up, or 404. The group
+ * row is locked FOR SHARE when the PATCH only adds and removes listed members (membersOnly), FOR
+ * UPDATE otherwise.
  */
-export function memberChanges(body: unknown): Array<{ op: 'add' | 'remove'; ids: string[] }> | undefined {
-  if (!membersOnly(body)) return undefined;
-  try {
-    const changes: Array<{ op: 'add' | 'remove'; ids: string[] }> = [];
-    for (const o of patchOperations(body)) {
-      if (o.op === 'replace') return undefined;
-      if (o.path?.toLowerCase() === 'members') {
-        changes.push({ op: o.op, ids: memberIds(o.value) });
-        continue;
-      }
-      const bracket = o.path && /^members\[(.*)\]$/i.exec(o.path);
-      const ids = bracket && o.op === 'remove' ? listedIds(memberFilter(bracket[1] as string)) : undefined;
-      if (!ids) return undefined;
-      changes.push({ op: 'remove', ids });
-    }
-    return changes;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A members-only PATCH (memberChanges) of group `id`: 200 with the group, or 404. The group row is
- * locked FOR SHARE (see membersOnly); each change in order: the users it names read first, then
- * the memberships inserted (`group.user_added` per membership added) or deleted
- * (`group.user_removed` per membership removed whose member is a user).
- */
-export function patchMembers(
-  directory: Directory,
-  id: string,
-  changes: Array<{ op: 'add' | 'remove'; ids: string[] }>,
-): Planner<{ status: number; data: unknown }> {
+export function patchGroup(directory: Directory, id: string, body: unknown): Planner<Answer> {
+  const lock = membersOnly(body) ? 'share' : 'update';
   return (c) => {
-    const group = c.read(steps.group(directory.id, id, 'share'));
-    if (!group) throw scimError(404, 'Group not found');
-    for (const change of changes) {
-      const known = c.read(steps.users(directory.id, change.ids));
-      if (change.op === 'add') addMembersOf(c, group, change.ids, known);
-      else removeMembersOf(c, group, change.ids, known);
-    }
+    const current = c.read(steps.group(directory.id, id, lock));
+    if (!current) throw notFound();
+    const m = new Members(c, current);
+    let group = current;
+    for (const o of patchOperations(body)) group = applyOp(c, group, o, m);
     return { status: 200, data: view(group) };
   };
 }
 
-/** PATCH /Groups/{id}: each operation in order; 200 with the group as it ends up. */
-export async function patchGroup(trx: Executor, current: DsyncGroup, body: unknown, batch: EventBatch) {
-  let group = current;
-  for (const o of patchOperations(body)) group = await applyOp(trx, group, o, batch);
-  return { status: 200, data: view(group) };
-}
-
 /** DELETE /Groups/{id}: 200 `{}`; memberships go with the group, without `user_removed` events. */
-export async function deleteGroup(trx: Executor, current: DsyncGroup, batch: EventBatch) {
-  await groups.deleteGroup(trx, current.directoryId, current.id);
-  batch.add('group.deleted', { group: current });
-  return { status: 200, data: {} };
+export function deleteGroup(directory: Directory, id: string): Planner<Answer> {
+  return (c) => {
+    const current = c.read(steps.group(directory.id, id, 'update'));
+    if (!current) throw notFound();
+    c.write(steps.deleteGroups(directory.id, [current.id]));
+    c.event('group.deleted', { group: current });
+    return { status: 200, data: {} };
+  };
 }
 
 export const getGroup = (g: DsyncGroup) => ({ status: 200, data: view(g) });

@@ -3,17 +3,17 @@
  * HTTP routes and by the library controller. Pipeline:
  *   resource type → directory (404) → secret, constant time (401; cloud directories always 401: they have no secret)
  *   → deactivated: 200 `{}` (after the secret check, not before as in Jackson) → method.
- * Every write runs in one transaction that changes the data and then writes the change's events
- * (on PostgreSQL, `POST /Users` and members-only group PATCHes as one server-side call: one-call.ts);
- * the directory row is locked only from the events' sequence numbers to the commit, so writers of
- * one directory run side by side (a create serialises with creates of the same names only). The
- * directory is read once per request, before the transaction, with its SCIM secret the only sealed
- * value opened. Errors are thrown as SCIM AppErrors.
+ * Every write is planned (users.ts, groups.ts: a planner, change/plan.ts) and applied by the
+ * applier (change/apply.ts): one transaction that changes the data and then writes the change's
+ * events; the directory row is locked only from the events' sequence numbers to the commit, so
+ * writers of one directory run side by side (a create serialises with creates of the same names
+ * only). The directory is read once per request, before the write, with its SCIM secret the only
+ * sealed value opened. Errors are thrown as SCIM AppErrors.
  */
-import { type AuditEvent, audit } from '../../core/audit/events.ts';
+import type { AuditEvent } from '../../core/audit/events.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import { isDataException, isForeignKeyViolation, mapDbError } from '../../core/db/errors.ts';
-import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import type { Db } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { setActor } from '../../core/observability/scope.ts';
@@ -21,7 +21,7 @@ import type { Applier } from '../change/apply.ts';
 import type { Planner } from '../change/plan.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
-import { type DeliveryPolicy, DirectoryUnavailable, type EventBatch, withEvents } from '../events/service.ts';
+import { type DeliveryPolicy, DirectoryUnavailable } from '../events/service.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
@@ -35,7 +35,6 @@ export interface ScimResult {
 }
 
 type Result = { status: number; data: unknown };
-type Write = (trx: Executor, directory: Directory, batch: EventBatch) => Promise<Result>;
 
 const MAX_START = 2 ** 31;
 
@@ -61,14 +60,14 @@ export function createScimService(o: {
   pageLimit?: number;
 }) {
   /**
-   * Runs a write: change, events, commit — `planner` applied by the applier (change/apply.ts), or
-   * `fn` in a transaction of its own. A unique violation is a 409; a directory deleted meanwhile is
-   * a 404, one deactivated meanwhile the deactivated answer (nothing changed).
+   * Runs a write: the change `plan` makes, applied with its events (change/apply.ts). A unique
+   * violation is a 409; a directory deleted meanwhile is a 404, one deactivated meanwhile the
+   * deactivated answer (nothing changed).
    */
   async function write(
     kind: ResourceKind,
     directory: Directory,
-    how: { fn: Write } | { planner: () => Planner<Result> },
+    plan: () => Planner<Result>,
     policy: DeliveryPolicy,
   ): Promise<ScimResult> {
     const change = (events: WebhookEvent[]): AuditEvent | undefined =>
@@ -80,22 +79,10 @@ export function createScimService(o: {
             details: { directory_type: directory.type, events: events.map((e) => e.event) },
           }
         : undefined;
-    const audited = async (exec: Executor, events: WebhookEvent[]) => {
-      const e = change(events);
-      if (e) await audit(exec, e);
-    };
     for (let attempt = 1; ; attempt++) {
       try {
-        if ('planner' in how) {
-          const r = await o.applier.apply(directory, how.planner(), { policy, audit: change });
-          return { ...r.value, events: r.events };
-        }
-        const fn = how.fn;
-        return await withTx(o.db, async (trx) => {
-          const { value, events } = await withEvents(trx, directory, policy, (batch) => fn(trx, directory, batch));
-          await audited(trx, events);
-          return { ...value, events };
-        });
+        const r = await o.applier.apply(directory, plan(), { policy, audit: change });
+        return { ...r.value, events: r.events };
       } catch (e) {
         if (e instanceof DirectoryUnavailable) {
           if (e.reason === 'deactivated') return { status: 200, data: {}, events: [] };
@@ -123,23 +110,13 @@ export function createScimService(o: {
   ) {
     if (method === 'GET' && !id) return users.listUsers(o.db, d, listQuery('users', req.query, o.pageLimit));
     if (id) {
-      // A write loads the resource once, in its transaction (404 there); other methods load it here.
-      const load = async (db: Executor) => users.loadUser(db, d, id, db !== o.db);
-      if (method === 'PUT')
-        return write(
-          'users',
-          d,
-          { fn: async (t, dir, b) => users.replaceUser(t, dir, await load(t), req.body, b) },
-          policy,
-        );
-      if (method === 'PATCH')
-        return write('users', d, { fn: async (t, _d, b) => users.patchUser(t, await load(t), req.body, b) }, policy);
-      if (method === 'DELETE')
-        return write('users', d, { fn: async (t, dir, b) => users.deleteUser(t, dir, await load(t), b) }, policy);
-      const current = await load(o.db);
+      if (method === 'PUT') return write('users', d, () => users.replaceUser(d, id, req.body), policy);
+      if (method === 'PATCH') return write('users', d, () => users.patchUser(d, id, req.body), policy);
+      if (method === 'DELETE') return write('users', d, () => users.deleteUser(d, id), policy);
+      const current = await users.loadUser(o.db, d, id);
       if (method === 'GET') return { status: 200, data: current.raw };
     }
-    if (method === 'POST') return write('users', d, { planner: () => users.createUser(d, req.body) }, policy);
+    if (method === 'POST') return write('users', d, () => users.createUser(d, req.body), policy);
     throw scimError(404, 'Not found');
   }
 
@@ -152,33 +129,13 @@ export function createScimService(o: {
   ) {
     if (method === 'GET' && !id) return groups.listGroups(o.db, d, listQuery('groups', req.query, o.pageLimit));
     if (id) {
-      const load = async (db: Executor, lock: 'update' | 'members' = 'update') =>
-        groups.loadGroup(db, d, id, db !== o.db ? lock : undefined);
-      if (method === 'PUT')
-        return write(
-          'groups',
-          d,
-          { fn: async (t, _d, b) => groups.replaceGroup(t, await load(t), req.body, b) },
-          policy,
-        );
-      if (method === 'PATCH') {
-        const changes = groups.memberChanges(req.body);
-        if (changes) return write('groups', d, { planner: () => groups.patchMembers(d, id, changes) }, policy);
-        const lock = groups.membersOnly(req.body) ? 'members' : 'update';
-        return write(
-          'groups',
-          d,
-          { fn: async (t, _d, b) => groups.patchGroup(t, await load(t, lock), req.body, b) },
-          policy,
-        );
-      }
-      if (method === 'DELETE')
-        return write('groups', d, { fn: async (t, _d, b) => groups.deleteGroup(t, await load(t), b) }, policy);
-      const current = await load(o.db);
+      if (method === 'PUT') return write('groups', d, () => groups.replaceGroup(d, id, req.body), policy);
+      if (method === 'PATCH') return write('groups', d, () => groups.patchGroup(d, id, req.body), policy);
+      if (method === 'DELETE') return write('groups', d, () => groups.deleteGroup(d, id), policy);
+      const current = await groups.loadGroup(o.db, d, id);
       if (method === 'GET') return groups.getGroup(current);
     }
-    if (method === 'POST')
-      return write('groups', d, { fn: (t, dir, b) => groups.createGroup(t, dir, req.body, b) }, policy);
+    if (method === 'POST') return write('groups', d, () => groups.createGroup(d, req.body), policy);
     throw scimError(404, 'Not found');
   }
 

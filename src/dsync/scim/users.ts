@@ -1,14 +1,14 @@
 /**
  * SCIM `/Users` semantics (Jackson DirectoryUsers; RFC 7644 §3), scoped to one directory
- * (not only to tenant+product, as Jackson did). Write functions run inside the caller's transaction, which holds the directory lock, and
- * add their events to the caller's batch.
+ * (not only to tenant+product, as Jackson did). Each write is a planner (change/plan.ts): what it
+ * reads, writes and emits, applied by change/apply.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
 import { createUser as createOne } from '../change/members.ts';
 import type { Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
-import type { EventBatch } from '../events/service.ts';
+import * as steps from '../store/steps.ts';
 import * as users from '../store/users.ts';
 import type { Directory, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody, userAttributes, userRaw } from './attributes.ts';
@@ -18,6 +18,7 @@ import { applyPatch, explicitEmail, patchOperations, userOperations } from './pa
 export const LIST_RESPONSE = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 
 const exists = () => scimError(409, 'User already exists', 'uniqueness');
+const notFound = () => scimError(404, 'User not found');
 
 function build(directory: Directory, id: string, body: Raw): DsyncUser {
   const a = userAttributes(body);
@@ -25,10 +26,10 @@ function build(directory: Directory, id: string, body: Raw): DsyncUser {
   return { directoryId: directory.id, id, ...a, raw: userRaw(body, id) };
 }
 
-/** Loads a user of the directory or throws Jackson's 404; a write locks the row (`forUpdate`). */
-export async function loadUser(db: Executor, directory: Directory, id: string, forUpdate = false): Promise<DsyncUser> {
-  const u = await users.findUser(db, directory.id, id, { forUpdate });
-  if (!u) throw scimError(404, 'User not found');
+/** Loads a user of the directory or throws Jackson's 404. */
+export async function loadUser(db: Executor, directory: Directory, id: string): Promise<DsyncUser> {
+  const u = await users.findUser(db, directory.id, id);
+  if (!u) throw notFound();
   return u;
 }
 
@@ -40,47 +41,55 @@ export function newUser(directory: Directory, body: unknown): { user: DsyncUser;
 }
 
 /** POST /Users: 201 with the stored resource, or 409 when the userName, email or requested id is taken. */
-export function createUser(directory: Directory, body: unknown): Planner<{ status: number; data: unknown }> {
+export function createUser(directory: Directory, body: unknown): Planner<Answer> {
   const { user, requested } = newUser(directory, body);
   const create = createOne(user, { checkId: requested !== undefined, exists });
   return (c) => ({ status: 201, data: create(c).raw });
 }
 
-/** PUT /Users/{id}: full replace; the columns follow the new body, so filters see it. */
-export async function replaceUser(
-  trx: Executor,
-  directory: Directory,
-  current: DsyncUser,
-  body: unknown,
-  batch: EventBatch,
-) {
-  const user = build(directory, current.id, resourceBody(body));
-  await users.updateUser(trx, user);
-  batch.add('user.updated', { user });
-  return { status: 200, data: user.raw };
+/** What a SCIM write answers. */
+export type Answer = { status: number; data: unknown };
+
+/** PUT /Users/{id}: full replace; the columns follow the new body, so filters see it. The row is locked. */
+export function replaceUser(directory: Directory, id: string, body: unknown): Planner<Answer> {
+  return (c) => {
+    if (!c.read(steps.userExists(directory.id, id), 'true')) throw notFound();
+    const user = build(directory, id, resourceBody(body));
+    c.write(steps.updateUser(user));
+    c.event('user.updated', { user });
+    return { status: 200, data: user.raw };
+  };
 }
 
 /** PATCH /Users/{id}: every op honoured, `remove` included; URN paths kept whole
- * (stored under the schema URN, not split at the dot of `2.0`). */
-export async function patchUser(trx: Executor, current: DsyncUser, body: unknown, batch: EventBatch) {
-  const ops = userOperations(patchOperations(body));
-  const raw = applyPatch(current.raw, ops);
-  raw.id = current.id;
-  const a = userAttributes(raw);
-  const email = explicitEmail(ops) ?? a.email;
-  if (!a.userName && !email) throw scimError(400, 'The attribute "userName" is required.', 'invalidValue');
-  if (typeof raw.active === 'string') raw.active = a.active;
-  const user: DsyncUser = { ...current, ...a, email, raw };
-  await users.updateUser(trx, user);
-  batch.add('user.updated', { user });
-  return { status: 200, data: user.raw };
+ * (stored under the schema URN, not split at the dot of `2.0`). The row is locked. */
+export function patchUser(directory: Directory, id: string, body: unknown): Planner<Answer> {
+  return (c) => {
+    const current = c.read(steps.user(directory.id, id, 'update'));
+    if (!current) throw notFound();
+    const ops = userOperations(patchOperations(body));
+    const raw = applyPatch(current.raw, ops);
+    raw.id = current.id;
+    const a = userAttributes(raw);
+    const email = explicitEmail(ops) ?? a.email;
+    if (!a.userName && !email) throw scimError(400, 'The attribute "userName" is required.', 'invalidValue');
+    if (typeof raw.active === 'string') raw.active = a.active;
+    const user: DsyncUser = { ...current, ...a, email, raw };
+    c.write(steps.updateUser(user));
+    c.event('user.updated', { user });
+    return { status: 200, data: user.raw };
+  };
 }
 
 /** DELETE /Users/{id}: 200 with the deleted user (as Jackson); its memberships go too, without events. */
-export async function deleteUser(trx: Executor, directory: Directory, current: DsyncUser, batch: EventBatch) {
-  await users.deleteUser(trx, directory.id, current.id);
-  batch.add('user.deleted', { user: current });
-  return { status: 200, data: current.raw };
+export function deleteUser(directory: Directory, id: string): Planner<Answer> {
+  return (c) => {
+    const current = c.read(steps.user(directory.id, id, 'update'));
+    if (!current) throw notFound();
+    c.write(steps.deleteUsers(directory.id, [current.id]));
+    c.event('user.deleted', { user: current });
+    return { status: 200, data: current.raw };
+  };
 }
 
 export interface ListQuery {

@@ -20,10 +20,6 @@ const columns = (g: DsyncGroup) => ({ name: g.name, external_id: g.externalId, r
 
 const newRow = (g: DsyncGroup) => ({ directory_id: g.directoryId, id: g.id, ...columns(g) });
 
-export async function insertGroup(db: Executor, g: DsyncGroup): Promise<void> {
-  await db.insertInto('dsync_groups').values(newRow(g)).execute();
-}
-
 export async function updateGroup(db: Executor, g: DsyncGroup): Promise<void> {
   await db
     .updateTable('dsync_groups')
@@ -31,10 +27,6 @@ export async function updateGroup(db: Executor, g: DsyncGroup): Promise<void> {
     .where('directory_id', '=', g.directoryId)
     .where('id', '=', g.id)
     .execute();
-}
-
-export async function deleteGroup(db: Executor, directoryId: string, id: string): Promise<void> {
-  await db.deleteFrom('dsync_groups').where('directory_id', '=', directoryId).where('id', '=', id).execute();
 }
 
 /** A group of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
@@ -48,22 +40,6 @@ export async function findGroup(
   if (opts.forUpdate) q = q.forUpdate();
   else if (opts.forShare) q = q.forShare();
   const r = await q.executeTakeFirst();
-  return r && toGroup(r);
-}
-
-/** A group of the directory with this displayName (case-insensitive), if any. */
-export async function findGroupByName(
-  db: Executor,
-  directoryId: string,
-  name: string,
-): Promise<DsyncGroup | undefined> {
-  const r = await db
-    .selectFrom('dsync_groups')
-    .selectAll()
-    .where('directory_id', '=', directoryId)
-    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()))
-    .limit(1)
-    .executeTakeFirst();
   return r && toGroup(r);
 }
 

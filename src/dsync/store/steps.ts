@@ -135,6 +135,17 @@ export const user = (directoryId: string, id: string, lock?: 'update'): Read<Dsy
   kept: true,
 });
 
+/** Whether the user exists, its row locked until the transaction ends (a write that replaces it). */
+export const userExists = (directoryId: string, id: string): Read<boolean> => ({
+  key: `user-exists:${directoryId}:${id}`,
+  stmt: {
+    sql: `SELECT 'true' FROM dsync_users u WHERE u.directory_id = ${DIR} AND u.id = $1::json ->> 'id' FOR UPDATE`,
+    params: { d: directoryId, id },
+  },
+  decode: (v) => v === true,
+  locks: true,
+});
+
 /** The users of the directory with these ids (those that are users), by id. */
 export const users = (directoryId: string, ids: string[]): Read<Map<string, DsyncUser>> => ({
   key: `users:${directoryId}:${ids.join('\u0001')}`,

@@ -1,6 +1,5 @@
 /** dsync_users: SCIM users, keyed by (directory_id, id). */
 import { type Selectable, sql } from 'kysely';
-import { lockNames as lockNamesFor } from '../../core/db/locks.ts';
 import type { DsyncUsersTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -44,12 +43,6 @@ export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
     .execute();
 }
 
-/** Deletes the user and its group memberships (without events, as Jackson emits only `user.deleted`). */
-export async function deleteUser(db: Executor, directoryId: string, id: string): Promise<void> {
-  await db.deleteFrom('dsync_users').where('directory_id', '=', directoryId).where('id', '=', id).execute();
-  await deleteMemberships(db, directoryId, [id]);
-}
-
 /** Memberships of these users (they may exist before the user does; see members.ts). */
 async function deleteMemberships(db: Executor, directoryId: string, userIds: string[]): Promise<void> {
   if (!userIds.length) return;
@@ -74,16 +67,11 @@ export async function findUser(
 }
 
 /**
- * Serialises, until the transaction ends, the creates of a directory that claim any of these
- * names (case-insensitive): a check for a taken name followed by the insert cannot race with
- * another create of the same name (core/db/locks.ts: advisory locks on PostgreSQL, lock rows on
- * CockroachDB), taken in one sorted order.
+ * The lock names of these resource names (empty ones skipped): a change locks them (core/db/locks.ts:
+ * advisory locks on PostgreSQL, lock rows on CockroachDB, in one sorted order) until its transaction
+ * ends, so that the check for a taken name and the insert cannot race with another create of the
+ * same name (case-insensitive).
  */
-export async function lockNames(db: Executor, directoryId: string, kind: string, names: string[]): Promise<void> {
-  await lockNamesFor(db, nameLocks(directoryId, kind, names));
-}
-
-/** The lock names of these resource names (empty ones skipped), as `lockNames` takes them. */
 export const nameLocks = (directoryId: string, kind: string, names: string[]): string[] =>
   names.filter(Boolean).map((n) => `${directoryId}:${kind}:${n.toLowerCase()}`);
 
