@@ -70,7 +70,6 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
       return undefined;
     },
   });
-  const resolveScope = directories.resolveScope;
   const delivery: DeliveryPolicy = {
     batchMode: cfg.webhook_batch_size > 0,
     batchIntervalMs: cfg.webhook_batch_cron_interval,
@@ -102,8 +101,8 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
   });
   return {
     directories,
-    users: createUsersService({ db: core.db, resolveScope, pageLimit }),
-    groups: createGroupsService({ db: core.db, resolveScope, pageLimit }),
+    users: createUsersService({ db: core.db, resolveScope: directories.resolveScope, pageLimit }),
+    groups: createGroupsService({ db: core.db, resolveScope: directories.resolveScope, pageLimit }),
     webhookLogs,
     scim: createScimService({ db: core.db, directories, delivery, applier, pageLimit }),
     writes: createWritesService({ db: core.db, directories, delivery, applier }),
@@ -149,6 +148,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
       extraVerifiers: [setupLinks.verifyForDirectory],
       syncIntervalMs: g.sync_interval,
       delivery,
+      applier,
     }),
   };
 }

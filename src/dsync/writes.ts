@@ -1,9 +1,11 @@
 /**
  * The write side of Jackson's `users`, `groups` and `webhookLogs` controllers, for embedders that
- * write directly instead of sending SCIM requests. Each write runs like the SCIM request making
- * the same change: one transaction that changes the data (locking the rows and names it touches)
- * and writes the change's events (and queues their webhook delivery) through `withEvents`. So a direct write has
- * the same guarantees as a SCIM one: no event without its committed change, per-directory order.
+ * write directly instead of sending SCIM requests. Each write is planned and applied like the SCIM
+ * request making the same change (change/plan.ts, change/apply.ts): one transaction that changes
+ * the data (locking the rows and names it touches) and writes the change's events (and queues their
+ * webhook delivery); a user is created by the same planner as SCIM's (change/members.ts). So a
+ * direct write has the same guarantees as a SCIM one: no event without its committed change,
+ * per-directory order.
  *
  * Equivalences (the SCIM request each method stands for):
  * - users.create → POST /Users (`user.created`), users.update → PUT /Users/{id} (`user.updated`),

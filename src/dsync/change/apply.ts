@@ -88,7 +88,7 @@ export class ChangeContended extends Error {
   override name = 'ChangeContended';
 }
 
-/** How the events are queued, as persistEvents always decided it. */
+/** How the events are queued (see events/service.ts). */
 function deliveryMode(directory: Directory, policy: DeliveryPolicy): WireCommit['outbox'] {
   // An embedder's callback as the event sink (policy.webhooks false) means no webhook for these events.
   const delivered = policy.webhooks !== false && hasWebhook(directory);

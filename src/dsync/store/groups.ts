@@ -1,5 +1,5 @@
-/** dsync_groups: SCIM groups, keyed by (directory_id, id). */
-import { type Selectable, sql } from 'kysely';
+/** dsync_groups: SCIM groups, keyed by (directory_id, id). Reads; writes are statements of a planned change (steps.ts). */
+import type { Selectable } from 'kysely';
 import type { DsyncGroupsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -16,30 +16,14 @@ const toGroup = (r: GroupRow): DsyncGroup => ({
   raw: r.raw as Raw,
 });
 
-const columns = (g: DsyncGroup) => ({ name: g.name, external_id: g.externalId, raw: JSON.stringify(g.raw) });
-
-const newRow = (g: DsyncGroup) => ({ directory_id: g.directoryId, id: g.id, ...columns(g) });
-
-export async function updateGroup(db: Executor, g: DsyncGroup): Promise<void> {
-  await db
-    .updateTable('dsync_groups')
-    .set({ ...columns(g), updated_at: sql`now()` })
-    .where('directory_id', '=', g.directoryId)
-    .where('id', '=', g.id)
-    .execute();
-}
-
-/** A group of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
-export async function findGroup(
-  db: Executor,
-  directoryId: string,
-  id: string,
-  opts: { forUpdate?: boolean; forShare?: boolean } = {},
-): Promise<DsyncGroup | undefined> {
-  let q = db.selectFrom('dsync_groups').selectAll().where('directory_id', '=', directoryId).where('id', '=', id);
-  if (opts.forUpdate) q = q.forUpdate();
-  else if (opts.forShare) q = q.forShare();
-  const r = await q.executeTakeFirst();
+/** A group of the directory (a read: writes read through their plan, store/steps.ts). */
+export async function findGroup(db: Executor, directoryId: string, id: string): Promise<DsyncGroup | undefined> {
+  const r = await db
+    .selectFrom('dsync_groups')
+    .selectAll()
+    .where('directory_id', '=', directoryId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r && toGroup(r);
 }
 
@@ -80,12 +64,6 @@ export async function findGroups(db: Executor, directoryId: string, ids: string[
   return rows.map(toGroup);
 }
 
-/** Inserts several groups in one statement (cloud sync pages). */
-export async function insertGroups(db: Executor, groups: DsyncGroup[]): Promise<void> {
-  if (!groups.length) return;
-  await db.insertInto('dsync_groups').values(groups.map(newRow)).execute();
-}
-
 /** Group ids of the directory after `afterId`, in id order (keyset pages). */
 export async function listGroupIds(db: Executor, directoryId: string, afterId: string, limit: number) {
   const rows = await db
@@ -97,16 +75,4 @@ export async function listGroupIds(db: Executor, directoryId: string, afterId: s
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
-}
-
-/** Deletes these groups (their memberships go by foreign key); returns them as they were, in id order. */
-export async function deleteGroups(db: Executor, directoryId: string, ids: string[]): Promise<DsyncGroup[]> {
-  if (!ids.length) return [];
-  const rows = await db
-    .deleteFrom('dsync_groups')
-    .where('directory_id', '=', directoryId)
-    .where('id', 'in', ids)
-    .returningAll()
-    .execute();
-  return rows.map(toGroup).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

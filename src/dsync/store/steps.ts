@@ -281,6 +281,16 @@ export const deleteUsers = (directoryId: string, ids: string[]): Statement => ({
   params: { d: directoryId, ids: textArray(ids) },
 });
 
+/** Frees the userName and email of these users (a rename cycle is then written in the same change). */
+export const clearUserNames = (directoryId: string, ids: string[]): Statement => ({
+  sql: keyed(
+    'id',
+    `UPDATE dsync_users SET user_name = NULL, email = NULL
+      WHERE directory_id = ${DIR} AND id = ANY (($1::json ->> 'ids')::text[]) RETURNING id`,
+  ),
+  params: { d: directoryId, ids: textArray(ids) },
+});
+
 const groupColumns = (g: DsyncGroup) => ({ id: g.id, name: g.name, external_id: g.externalId, raw: g.raw });
 
 /** Inserts groups of one directory (in one statement); returns their ids. */

@@ -1,5 +1,5 @@
-/** dsync_users: SCIM users, keyed by (directory_id, id). */
-import { type Selectable, sql } from 'kysely';
+/** dsync_users: SCIM users, keyed by (directory_id, id). Reads; writes are statements of a planned change (steps.ts). */
+import type { Selectable } from 'kysely';
 import type { DsyncUsersTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -21,48 +21,14 @@ const toUser = (r: UserRow): DsyncUser => ({
   raw: r.raw as Raw,
 });
 
-const columns = (u: DsyncUser) => ({
-  user_name: u.userName,
-  external_id: u.externalId,
-  email: u.email,
-  first_name: u.firstName,
-  last_name: u.lastName,
-  active: u.active,
-  roles: u.roles === undefined ? null : JSON.stringify(u.roles),
-  raw: JSON.stringify(u.raw),
-});
-
-const newRow = (u: DsyncUser) => ({ directory_id: u.directoryId, id: u.id, ...columns(u) });
-
-export async function updateUser(db: Executor, u: DsyncUser): Promise<void> {
-  await db
-    .updateTable('dsync_users')
-    .set({ ...columns(u), updated_at: sql`now()` })
-    .where('directory_id', '=', u.directoryId)
-    .where('id', '=', u.id)
-    .execute();
-}
-
-/** Memberships of these users (they may exist before the user does; see members.ts). */
-async function deleteMemberships(db: Executor, directoryId: string, userIds: string[]): Promise<void> {
-  if (!userIds.length) return;
-  await db
-    .deleteFrom('dsync_group_members')
+/** A user of the directory (a read: writes read through their plan, store/steps.ts). */
+export async function findUser(db: Executor, directoryId: string, id: string): Promise<DsyncUser | undefined> {
+  const r = await db
+    .selectFrom('dsync_users')
+    .selectAll()
     .where('directory_id', '=', directoryId)
-    .where('user_id', 'in', userIds)
-    .execute();
-}
-
-/** A user of the directory; `forUpdate` locks its row until the transaction ends (a write's read). */
-export async function findUser(
-  db: Executor,
-  directoryId: string,
-  id: string,
-  opts: { forUpdate?: boolean } = {},
-): Promise<DsyncUser | undefined> {
-  let q = db.selectFrom('dsync_users').selectAll().where('directory_id', '=', directoryId).where('id', '=', id);
-  if (opts.forUpdate) q = q.forUpdate();
-  const r = await q.executeTakeFirst();
+    .where('id', '=', id)
+    .executeTakeFirst();
   return r && toUser(r);
 }
 
@@ -113,12 +79,6 @@ export async function findUsers(db: Executor, directoryId: string, ids: string[]
   return rows.map(toUser);
 }
 
-/** Inserts several users in one statement (cloud sync pages). */
-export async function insertUsers(db: Executor, users: DsyncUser[]): Promise<void> {
-  if (!users.length) return;
-  await db.insertInto('dsync_users').values(users.map(newRow)).execute();
-}
-
 /** Users of the directory whose userName or email is one of `names` (compared lower-cased). */
 export async function findUsersByNames(
   db: Executor,
@@ -147,32 +107,4 @@ export async function listUserIds(db: Executor, directoryId: string, afterId: st
     .limit(limit)
     .execute();
   return rows.map((r) => r.id);
-}
-
-/** Deletes these users and their memberships; returns them as they were, in id order. */
-export async function deleteUsers(db: Executor, directoryId: string, ids: string[]): Promise<DsyncUser[]> {
-  if (!ids.length) return [];
-  const rows = await db
-    .deleteFrom('dsync_users')
-    .where('directory_id', '=', directoryId)
-    .where('id', 'in', ids)
-    .returningAll()
-    .execute();
-  await deleteMemberships(
-    db,
-    directoryId,
-    rows.map((r) => r.id),
-  );
-  return rows.map(toUser).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** Frees the userName and email of these users (a rename cycle is then applied in the same transaction). */
-export async function clearUserNames(db: Executor, directoryId: string, ids: string[]): Promise<void> {
-  if (!ids.length) return;
-  await db
-    .updateTable('dsync_users')
-    .set({ user_name: null, email: null })
-    .where('directory_id', '=', directoryId)
-    .where('id', 'in', ids)
-    .execute();
 }

@@ -6,8 +6,10 @@
 import type { Clock } from '../../../core/clock.ts';
 import { type Db, type Executor, withTx } from '../../../core/db/tx.ts';
 import type { Logger } from '../../../core/log.ts';
+import type { Applied, Applier } from '../../change/apply.ts';
+import type { Planner } from '../../change/plan.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
-import { type DeliveryPolicy, type EventBatch, withEvents } from '../../events/service.ts';
+import type { DeliveryPolicy } from '../../events/service.ts';
 import { releaseLease, renewLease } from '../../store/cloud-syncs.ts';
 import { listGroupIds } from '../../store/groups.ts';
 import { listUserIds } from '../../store/users.ts';
@@ -65,6 +67,8 @@ export interface RunDeps {
   client: GoogleClient;
   /** How the run's events are delivered (webhooks; see events/service.ts). */
   delivery: DeliveryPolicy;
+  /** Applies the run's changes (change/apply.ts), in the run's transactions. */
+  applier: Applier;
   /** Minimum time between two `info` progress lines of one run (default 10 s). */
   progressLogMs?: number;
 }
@@ -95,17 +99,20 @@ export function openRun(o: RunDeps, directory: Directory, owner: string, tokens:
     }
   }
 
-  /** One transaction: lock the directory, write, persist the events, commit; then the callback. */
-  async function commit<T>(fn: (trx: Executor, batch: EventBatch) => Promise<T>): Promise<T> {
+  /**
+   * One transaction: lock the directory, read what `prepare` compares, apply the change it plans
+   * (rows and events, change/apply.ts), commit; then the callback.
+   */
+  async function commit<T>(prepare: (trx: Executor) => Promise<Planner<T>>): Promise<Applied<T>> {
     const r = await withTx(o.db, async (trx) => {
       const d = await o.directories.lock(trx, id);
       if (!d) throw new SyncStop('the directory was deleted during the sync');
       if (d.deactivated) throw new SyncStop('the directory was deactivated during the sync');
-      return withEvents(trx, d, o.delivery, (batch) => fn(trx, batch));
+      return o.applier.apply(d, await prepare(trx), { policy: o.delivery, trx });
     });
     counts.events += r.events.length;
     for (const e of r.events) await emit(e);
-    return r.value;
+    return r;
   }
 
   async function renew() {
@@ -159,9 +166,10 @@ export function openRun(o: RunDeps, directory: Directory, owner: string, tokens:
       after = ids[ids.length - 1] as string;
       const gone = ids.filter((x) => !listed.has(x));
       if (!gone.length) continue;
-      counts[kind].deleted += await commit((trx, b) =>
-        kind === 'users' ? writes.deleteUsers(trx, id, b, gone) : writes.deleteGroups(trx, id, b, gone),
+      const r = await commit((trx) =>
+        kind === 'users' ? writes.deleteUsers(trx, id, gone) : writes.deleteGroups(trx, id, gone),
       );
+      counts[kind].deleted += r.value;
       await renew();
     }
   }

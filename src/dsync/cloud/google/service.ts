@@ -16,6 +16,7 @@ import { type Db, withTx } from '../../../core/db/tx.ts';
 import { removeDeadJobsByKey } from '../../../core/jobs/admin.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { SafeFetch } from '../../../core/safe-fetch.ts';
+import type { Applier } from '../../change/apply.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
 import type { DeliveryPolicy } from '../../events/service.ts';
 import { listSyncableDirectories } from '../../store/cloud-syncs.ts';
@@ -55,6 +56,8 @@ export interface GoogleServiceOptions {
   syncIntervalMs: number;
   /** How the events of a sync are delivered (webhooks; see events/service.ts). */
   delivery: DeliveryPolicy;
+  /** Applies the sync's changes (change/apply.ts). */
+  applier: Applier;
 }
 
 export function createGoogleService(o: GoogleServiceOptions) {
@@ -88,6 +91,7 @@ export function createGoogleService(o: GoogleServiceOptions) {
     client,
     tokens: auth.tokenSource,
     delivery: o.delivery,
+    applier: o.applier,
   });
 
   /** Every syncable directory, in id order, a page at a time. */

@@ -20,6 +20,7 @@ import type { Clock } from '../../../core/clock.ts';
 import type { Db } from '../../../core/db/tx.ts';
 import { isAppError } from '../../../core/errors.ts';
 import type { Logger } from '../../../core/log.ts';
+import type { Applier } from '../../change/apply.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
 import type { DeliveryPolicy } from '../../events/service.ts';
 import { claimLease } from '../../store/cloud-syncs.ts';
@@ -46,6 +47,9 @@ export { emptyCounts } from './run.ts';
 
 const DEFERRED_ROUNDS = 5;
 
+/** The memberships a membership change added or removed (the keys its writes returned). */
+const changed = (r: { written: string[][] }) => r.written.reduce((n, keys) => n + keys.length, 0);
+
 export interface SyncResult {
   directoryId: string;
   status: 'completed' | 'failed' | 'stopped' | 'skipped';
@@ -64,6 +68,8 @@ export interface GoogleSyncDeps {
   tokens: (d: Directory) => TokenSource;
   /** How the events of a sync are delivered (webhooks; see events/service.ts). */
   delivery: DeliveryPolicy;
+  /** Applies the sync's changes (change/apply.ts). */
+  applier: Applier;
   /** Minimum time between two `info` progress lines of one run (default 10 s). */
   progressLogMs?: number;
 }
@@ -88,7 +94,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     for (let round = 0; pending.length && round < DEFERRED_ROUNDS; round++) {
       const next: DsyncUser[] = [];
       for (const chunk of chunks(pending, 200)) {
-        const r = await run.commit((trx, b) => writes.writeUsers(trx, id, b, chunk));
+        const r = (await run.commit((trx) => writes.writeUsers(trx, id, chunk))).value;
         addUserWrites(run, r);
         next.push(...r.deferred);
       }
@@ -98,7 +104,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     }
     if (!pending.length) return;
     const last = pending;
-    const r = await run.commit((trx, b) => writes.writeUserCycle(trx, id, b, last));
+    const r = (await run.commit((trx) => writes.writeUserCycle(trx, id, last))).value;
     addUserWrites(run, r);
     if (r.deferred.length) {
       run.counts.users.skipped += r.deferred.length;
@@ -131,7 +137,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         batch.push(u);
       }
       if (batch.length) {
-        const r = await run.commit((trx, b) => writes.writeUsers(trx, id, b, batch));
+        const r = (await run.commit((trx) => writes.writeUsers(trx, id, batch))).value;
         addUserWrites(run, r);
         deferred.push(...r.deferred);
       }
@@ -168,7 +174,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         order.push(item.id);
       }
       if (batch.length) {
-        const r = await run.commit((trx, b) => writes.writeGroups(trx, id, b, batch));
+        const r = (await run.commit((trx) => writes.writeGroups(trx, id, batch))).value;
         run.counts.groups.created += r.created;
         run.counts.groups.updated += r.updated;
       }
@@ -210,11 +216,11 @@ export function createGoogleSync(o: GoogleSyncDeps) {
         const have = await listMemberIds(o.db, id, groupId);
         const has = new Set(have);
         for (const chunk of chunks(have.filter((x) => !want.has(x))))
-          run.counts.memberships.removed += await run.commit((trx, b) =>
-            writes.removeMembers(trx, id, b, groupId, chunk),
+          run.counts.memberships.removed += changed(
+            await run.commit((trx) => writes.removeMembers(trx, id, groupId, chunk)),
           );
         for (const chunk of chunks(wanted.filter((x) => !has.has(x)))) {
-          const n = await run.commit((trx, b) => writes.addMembers(trx, id, b, groupId, chunk));
+          const n = changed(await run.commit((trx) => writes.addMembers(trx, id, groupId, chunk)));
           run.counts.memberships.added += n;
           run.counts.memberships.unknownUsers += chunk.length - n;
         }

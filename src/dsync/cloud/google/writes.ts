@@ -1,13 +1,16 @@
 /**
- * The writes of a Google sync, each inside a transaction the caller opened (it holds the directory
- * row lock and persists the batch's events at the end). They produce exactly Jackson's events: `user.created`/`user.updated` for new and changed users, `user.deleted`,
- * the same for groups, `group.user_added`/`group.user_removed` for membership changes. Nothing is
- * written, and no event produced, for an unchanged object.
+ * The writes of a Google sync. Each reads what it compares inside the transaction the caller opened
+ * (it holds the directory row lock: run.ts commit) and returns the change to apply in it (a planner,
+ * change/plan.ts; run.ts applies it in the same transaction). They produce exactly Jackson's events:
+ * `user.created`/`user.updated` for new and changed users, `user.deleted`, the same for groups,
+ * `group.user_added`/`group.user_removed` for membership changes. Nothing is written, and no event
+ * produced, for an unchanged object.
  */
 import type { Executor } from '../../../core/db/tx.ts';
-import type { EventBatch } from '../../events/service.ts';
+import { addMembers as addMembersOf, removeMembers as removeMembersOf } from '../../change/members.ts';
+import type { ChangePlan, Planner } from '../../change/plan.ts';
 import * as groups from '../../store/groups.ts';
-import * as members from '../../store/members.ts';
+import * as steps from '../../store/steps.ts';
 import * as users from '../../store/users.ts';
 import type { DsyncGroup, DsyncUser } from '../../types.ts';
 import { groupFingerprint, userFingerprint } from './mapping.ts';
@@ -24,32 +27,38 @@ const ids = (items: Array<{ id: string }>) => items.map((x) => x.id);
 /** The items by id. */
 const byId = <T extends { id: string }>(items: T[]) => new Map(items.map((x) => [x.id, x]));
 
+/** In id order (as a bulk delete returned them). */
+const inIdOrder = <T extends { id: string }>(items: T[]) =>
+  [...items].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
 const names = (u: Pick<DsyncUser, 'userName' | 'email'>) => [
   ...new Set([u.userName, u.email].filter((n): n is string => !!n).map((n) => n.toLowerCase())),
 ];
 
 /**
- * Creates the new users and updates the changed ones, in the given order. A user whose userName or
- * email another user holds (a rename still to come in this run, a swap) is deferred, not failed.
+ * What writing a page of users takes: the updates in page order, then one insert of the new users
+ * (their events in page order). A user whose userName or email another user holds (a rename still
+ * to come in this run, a swap) is deferred, not failed; the holders in `released` hold nothing (a
+ * rename cycle frees their names first).
  */
-export async function writeUsers(
+async function userPlan(
   trx: Executor,
   directoryId: string,
-  batch: EventBatch,
   page: DsyncUser[],
-): Promise<UserWrites> {
+  released: ReadonlySet<string> = new Set(),
+): Promise<{ out: UserWrites; plan: (c: ChangePlan) => void }> {
   const stored = byId(await users.findUsers(trx, directoryId, ids(page)));
   const changed = page.filter((u) => {
     const c = stored.get(u.id);
     return !c || userFingerprint(c.raw) !== userFingerprint(u.raw);
   });
   const out: UserWrites = { created: 0, updated: 0, deferred: [] };
-  if (!changed.length) return out;
+  if (!changed.length) return { out, plan: () => {} };
   const holders = new Map<string, Set<string>>();
   for (const h of await users.findUsersByNames(trx, directoryId, changed.flatMap(names)))
-    for (const n of names(h)) holders.set(n, (holders.get(n) ?? new Set()).add(h.id));
+    if (!released.has(h.id)) for (const n of names(h)) holders.set(n, (holders.get(n) ?? new Set()).add(h.id));
   const taken = new Set<string>();
-  const inserts: DsyncUser[] = [];
+  const written: Array<{ user: DsyncUser; update: boolean }> = [];
   for (const u of changed) {
     const wanted = names(u);
     if (wanted.some((n) => taken.has(n) || [...(holders.get(n) ?? [])].some((id) => id !== u.id))) {
@@ -57,18 +66,30 @@ export async function writeUsers(
       continue;
     }
     for (const n of wanted) taken.add(n);
-    if (stored.has(u.id)) {
-      await users.updateUser(trx, u);
-      batch.add('user.updated', { user: u });
-      out.updated++;
-    } else {
-      inserts.push(u);
-      batch.add('user.created', { user: u });
-      out.created++;
-    }
+    written.push({ user: u, update: stored.has(u.id) });
+    if (stored.has(u.id)) out.updated++;
+    else out.created++;
   }
-  await users.insertUsers(trx, inserts);
-  return out;
+  return {
+    out,
+    plan: (c) => {
+      for (const w of written) {
+        if (w.update) c.write(steps.updateUser(w.user));
+        c.event(w.update ? 'user.updated' : 'user.created', { user: w.user });
+      }
+      const inserts = written.filter((w) => !w.update).map((w) => w.user);
+      if (inserts.length) c.write(steps.insertUsers(directoryId, inserts));
+    },
+  };
+}
+
+/** Creates the new users and updates the changed ones, in the given order (see userPlan). */
+export async function writeUsers(trx: Executor, directoryId: string, page: DsyncUser[]): Promise<Planner<UserWrites>> {
+  const { out, plan } = await userPlan(trx, directoryId, page);
+  return (c) => {
+    plan(c);
+    return out;
+  };
 }
 
 /**
@@ -79,74 +100,88 @@ export async function writeUsers(
 export async function writeUserCycle(
   trx: Executor,
   directoryId: string,
-  batch: EventBatch,
   pending: DsyncUser[],
-): Promise<UserWrites> {
+): Promise<Planner<UserWrites>> {
   const before = await users.findUsers(trx, directoryId, ids(pending));
-  await users.clearUserNames(trx, directoryId, ids(before));
-  const r = await writeUsers(trx, directoryId, batch, pending);
+  const { out, plan } = await userPlan(trx, directoryId, pending, new Set(ids(before)));
   const wanted = new Map(pending.map((u) => [u.id, u]));
-  const notWritten = new Set(r.deferred.map((u) => u.id));
-  for (const o of before) {
-    const w = wanted.get(o.id);
-    if (notWritten.has(o.id) || (w && userFingerprint(w.raw) === userFingerprint(o.raw)))
-      await users.updateUser(trx, o);
-  }
-  return r;
+  const notWritten = new Set(out.deferred.map((u) => u.id));
+  return (c) => {
+    if (before.length) c.write(steps.clearUserNames(directoryId, ids(before)));
+    plan(c);
+    for (const o of before) {
+      const w = wanted.get(o.id);
+      if (notWritten.has(o.id) || (w && userFingerprint(w.raw) === userFingerprint(o.raw)))
+        c.write(steps.updateUser(o));
+    }
+    return out;
+  };
 }
 
-export async function deleteUsers(trx: Executor, directoryId: string, batch: EventBatch, ids: string[]) {
-  const removed = await users.deleteUsers(trx, directoryId, ids);
-  for (const user of removed) batch.add('user.deleted', { user });
-  return removed.length;
+/** Deletes these users (and their memberships): `user.deleted` each, in id order. */
+export async function deleteUsers(trx: Executor, directoryId: string, gone: string[]): Promise<Planner<number>> {
+  const found = inIdOrder(await users.findUsers(trx, directoryId, gone));
+  return (c) => {
+    if (!found.length) return 0;
+    const w = c.write(steps.deleteUsers(directoryId, ids(found)));
+    for (const user of found) c.event('user.deleted', { user }, { ...w, key: user.id });
+    return found.length;
+  };
 }
 
 /** Creates the new groups and updates the changed ones (group names need not be unique at Google). */
-export async function writeGroups(trx: Executor, directoryId: string, batch: EventBatch, page: DsyncGroup[]) {
+export async function writeGroups(
+  trx: Executor,
+  directoryId: string,
+  page: DsyncGroup[],
+): Promise<Planner<{ created: number; updated: number }>> {
   const stored = byId(await groups.findGroups(trx, directoryId, ids(page)));
   const out = { created: 0, updated: 0 };
-  const inserts: DsyncGroup[] = [];
+  const written: Array<{ group: DsyncGroup; update: boolean }> = [];
   for (const g of page) {
     const c = stored.get(g.id);
     if (!c) {
-      inserts.push(g);
-      batch.add('group.created', { group: g });
+      written.push({ group: g, update: false });
       out.created++;
     } else if (groupFingerprint(c.raw) !== groupFingerprint(g.raw)) {
-      await groups.updateGroup(trx, g);
-      batch.add('group.updated', { group: g });
+      written.push({ group: g, update: true });
       out.updated++;
     }
   }
-  await groups.insertGroups(trx, inserts);
-  return out;
+  return (c) => {
+    for (const w of written) {
+      if (w.update) c.write(steps.updateGroup(w.group));
+      c.event(w.update ? 'group.updated' : 'group.created', { group: w.group });
+    }
+    const inserts = written.filter((w) => !w.update).map((w) => w.group);
+    if (inserts.length) c.write(steps.insertGroups(directoryId, inserts));
+    return out;
+  };
 }
 
-export async function deleteGroups(trx: Executor, directoryId: string, batch: EventBatch, ids: string[]) {
-  const removed = await groups.deleteGroups(trx, directoryId, ids);
-  for (const group of removed) batch.add('group.deleted', { group });
-  return removed.length;
+/** Deletes these groups (their memberships go with them): `group.deleted` each, in id order. */
+export async function deleteGroups(trx: Executor, directoryId: string, gone: string[]): Promise<Planner<number>> {
+  const found = inIdOrder(await groups.findGroups(trx, directoryId, gone));
+  return (c) => {
+    if (!found.length) return 0;
+    const w = c.write(steps.deleteGroups(directoryId, ids(found)));
+    for (const group of found) c.event('group.deleted', { group }, { ...w, key: group.id });
+    return found.length;
+  };
 }
 
-/** Removes these members from the group: `group.user_removed` per removed membership. */
+/** Removes these members from the group: `group.user_removed` per removed membership of a user. */
 export async function removeMembers(
   trx: Executor,
   directoryId: string,
-  batch: EventBatch,
   groupId: string,
-  ids: string[],
-): Promise<number> {
+  gone: string[],
+): Promise<Planner<void>> {
   const group = await groups.findGroup(trx, directoryId, groupId);
-  if (!group) return 0;
-  const removed = await members.removeMembers(trx, directoryId, groupId, ids);
-  const stored = byId(await users.findUsers(trx, directoryId, removed));
-  let n = 0;
-  for (const id of removed) {
-    const user = stored.get(id);
-    if (user) batch.add('group.user_removed', { user, group });
-    n++;
-  }
-  return n;
+  const stored = group ? byId(await users.findUsers(trx, directoryId, gone)) : new Map<string, DsyncUser>();
+  return (c) => {
+    if (group) removeMembersOf(c, group, gone, stored);
+  };
 }
 
 /**
@@ -156,19 +191,18 @@ export async function removeMembers(
 export async function addMembers(
   trx: Executor,
   directoryId: string,
-  batch: EventBatch,
   groupId: string,
-  ids: string[],
-): Promise<number> {
+  wanted: string[],
+): Promise<Planner<void>> {
   const group = await groups.findGroup(trx, directoryId, groupId);
-  if (!group) return 0;
-  const stored = byId(await users.findUsers(trx, directoryId, ids));
-  const added = await members.addMembers(
-    trx,
-    directoryId,
-    groupId,
-    ids.filter((id) => stored.has(id)),
-  );
-  for (const id of added) batch.add('group.user_added', { user: stored.get(id)!, group });
-  return added.length;
+  const stored = group ? byId(await users.findUsers(trx, directoryId, wanted)) : new Map<string, DsyncUser>();
+  return (c) => {
+    if (group)
+      addMembersOf(
+        c,
+        group,
+        wanted.filter((id) => stored.has(id)),
+        stored,
+      );
+  };
 }
