@@ -8,14 +8,14 @@
 -- `p_change`: {directory, locks (sorted lock names), items: [{reads, writes, events}], commit}.
 -- Each item is one change; several changes of one directory may share a call (one transaction,
 -- one directory row lock, one commit), in order. For each item, in order:
--- - `reads`: [{sql, params, expect}]. Each read is one statement that returns one json value as
---   text; it runs through EXECUTE with `params` (json) as $1, so it is planned for this call, with
---   the values and the table as they are (see the head of 0260), and as a statement of its own it
+-- - `reads`: [{sql, expect}]. Each read is one statement that returns one json value as text, its
+--   values written into it as literals; it runs through EXECUTE, so it is planned for this call,
+--   with the values and the table as they are (see the head of 0260), and as a statement of its own it
 --   takes a fresh snapshot at READ COMMITTED, after the name locks were granted and after the
 --   statements before it (https://www.postgresql.org/docs/current/transaction-iso.html#XACT-READ-COMMITTED).
 --   A read whose text differs from `expect` (or that has no `expect`) makes the item stale: none of
 --   its writes run, and the texts read are returned so that the caller can plan it again on them.
--- - `writes`: [{sql, params}], run the same way when every read held; each returns a json array
+-- - `writes`: [{sql}], run the same way when every read held; each returns a json array
 --   of keys as text (the ids it inserted, updated or deleted).
 -- - `events`: [{id, event, payload, when}] in order; an event with `when` {write, key} is kept only
 --   when that write (its index in `writes`) returned `key`, or returned any key when `key` is absent.
@@ -49,7 +49,7 @@ BEGIN
     v_actual := '{}';
     v_stale := false;
     FOR v_step IN SELECT s.r FROM json_array_elements(v_item -> 'reads') WITH ORDINALITY AS s(r, n) ORDER BY s.n LOOP
-      EXECUTE v_step ->> 'sql' INTO v_text USING v_step -> 'params';
+      EXECUTE v_step ->> 'sql' INTO v_text;
       v_text := coalesce(v_text, 'null');
       v_actual := v_actual || v_text;
       IF v_text IS DISTINCT FROM v_step ->> 'expect' THEN
@@ -62,7 +62,7 @@ BEGIN
     END IF;
     v_results := '{}';
     FOR v_step IN SELECT s.w FROM json_array_elements(v_item -> 'writes') WITH ORDINALITY AS s(w, n) ORDER BY s.n LOOP
-      EXECUTE v_step ->> 'sql' INTO v_text USING v_step -> 'params';
+      EXECUTE v_step ->> 'sql' INTO v_text;
       v_results := v_results || coalesce(v_text, '[]');
     END LOOP;
     v_kept := '{}';

@@ -112,7 +112,7 @@ function commitOf(directory: Directory, policy: DeliveryPolicy): { createdAt: Da
 }
 
 const wireItem = (c: DirectoryChange): WireItem => ({
-  reads: c.reads.map((r) => ({ sql: r.stmt.sql, params: r.stmt.params, expect: r.expect })),
+  reads: c.reads.map((r) => ({ sql: r.stmt.sql, expect: r.expect })),
   writes: c.writes,
   events: c.events,
 });

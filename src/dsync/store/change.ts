@@ -13,7 +13,7 @@ import type { Statement } from './steps.ts';
 
 /** A change as the function takes it. */
 export interface WireItem {
-  reads: Array<{ sql: string; params: Record<string, unknown>; expect: string }>;
+  reads: Array<{ sql: string; expect: string }>;
   writes: Statement[];
   events: Array<{ id: string; event: string; payload: unknown; when?: { write: number; key?: string } }>;
 }
@@ -62,9 +62,7 @@ export async function callApply(
 
 /** Runs one statement of a plan on its own: the json text it returns ('null' when it returns nothing). */
 export async function runStatement(exec: Executor, s: Statement): Promise<string> {
-  const { rows } = await exec.executeQuery<Record<string, unknown>>(
-    CompiledQuery.raw(s.sql, [JSON.stringify(s.params)]),
-  );
+  const { rows } = await exec.executeQuery<Record<string, unknown>>(CompiledQuery.raw(s.sql, []));
   const first = rows[0];
   const v = first === undefined ? null : Object.values(first)[0];
   return typeof v === 'string' ? v : 'null';
