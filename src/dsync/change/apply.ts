@@ -13,11 +13,11 @@
  *   locks a row it reads (FOR UPDATE, FOR SHARE) has a call of its own, so that it never makes
  *   other writes of the directory wait for its row. A call that fails as a whole is run again one
  *   change per call, so that only the change that fails fails;
- * - in one transaction of statements (`withTx`) when the write needs more than the call: on
- *   CockroachDB (each of the plan's statements on its own), with audit rows on (`audit.enabled`:
- *   the row commits with the change), in batch mode with the interval timer (its job is ensured
- *   in the transaction), and on PostgreSQL for a change whose reads kept changing under it (its
- *   row locks are then held from one attempt to the next);
+ * - in a transaction (`withTx`) when the write needs more than the call: with audit rows on
+ *   (`audit.enabled`: the row commits with the change), in batch mode with the interval timer (its
+ *   job is ensured in the transaction), and for a change whose reads kept changing under it (its
+ *   row locks are then held from one attempt to the next) — on PostgreSQL the call inside it, on
+ *   CockroachDB (always) each of the plan's statements on its own;
  * - in the caller's transaction when one is given (a Google sync page, which holds the directory
  *   row from its start).
  *
@@ -80,9 +80,9 @@ const CALLS_PER_DIRECTORY = 2;
 const CALL_ATTEMPTS = 3;
 /** Plans of one write inside a transaction (its row locks held) before it gives up. */
 const TX_ATTEMPTS = 10;
-/** Facts kept per process, and the longest one kept. */
-const FACTS_KEPT = 4096;
-const FACT_MAX_LENGTH = 16_384;
+/** Facts kept per process, and the longest one kept (at most 8 MB of text in all). */
+const FACTS_KEPT = 2048;
+const FACT_MAX_LENGTH = 4096;
 
 export class ChangeContended extends Error {
   override name = 'ChangeContended';
