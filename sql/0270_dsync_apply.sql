@@ -25,6 +25,9 @@
 -- {writes: [[keys]], events: [indexes kept]}]}; the event ids and payloads the caller sent are what
 -- is stored (`json`, key order kept).
 -- gatehouse_submit_job and gatehouse_dsync_commit_events of 0240 stay: they know no payload.
+-- Processes of the release before call the functions dropped here for SCIM creates and members-only
+-- group PATCHes: until they are replaced, those requests fail there (500); the other writes of that
+-- release keep working.
 -- CockroachDB applies the same plan statement by statement (sql/cockroach/0270_dsync_apply.sql).
 
 CREATE FUNCTION gatehouse_dsync_apply(p_change json) RETURNS json
