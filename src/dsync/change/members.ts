@@ -29,9 +29,10 @@ export function createUser(user: DsyncUser, o: { checkId: boolean; exists: () =>
   const id = o.checkId ? user.id : undefined;
   return (c) => {
     c.lock(nameLocks(d, 'user', [user.userName ?? '', user.email ?? '', id ?? '']));
-    if (c.read(steps.userTaken(d, names, { id }), 'false')) throw o.exists();
-    const listing = c.read(steps.groupsListing(d, user.id), '[]');
+    const found = c.read(steps.createCheck(d, names, user.id, id), '[]');
+    if (found.taken) throw o.exists();
     insertUsers(c, [user]);
+    const listing = found.listing;
     for (const group of listing) c.event('group.user_added', { user, group });
     return user;
   };

@@ -11,12 +11,18 @@ import type { ServerJob } from '../../core/jobs/queue.ts';
 import { DirectoryUnavailable } from '../events/service.ts';
 import type { Statement } from './steps.ts';
 
-/** A change as the function takes it. */
+/** A change as the function takes it (its events' payloads apart, see callApply). */
 export interface WireItem {
   reads: Array<{ sql: string; expect: string }>;
   writes: Statement[];
   events: Array<{ id: string; event: string; payload: unknown; when?: { write: number; key?: string } }>;
 }
+
+const PAYLOAD_FREE = (e: WireItem['events'][number]) => ({
+  id: e.id,
+  event: e.event,
+  ...(e.when ? { when: e.when } : {}),
+});
 
 export interface WireCommit {
   created_at: string;
@@ -38,8 +44,14 @@ export async function callApply(
   change: { directory: string; locks: string[]; items: WireItem[]; commit: WireCommit },
 ): Promise<{ before: number; items: ItemResult[] }> {
   try {
+    // The payloads travel as one json array of their own: stored as sent, and not read again while
+    // the function walks the plan (a jsonb value, parsed once).
+    const plan = { ...change, items: change.items.map((i) => ({ ...i, events: i.events.map(PAYLOAD_FREE) })) };
+    const payloads = change.items.flatMap((i) => i.events.map((e) => e.payload));
     const { rows } = await sql<{ r: { before: number | string; items: Array<Record<string, unknown>> } }>`
-      select gatehouse_dsync_apply(${JSON.stringify(change)}::json) as r`.execute(exec);
+      select gatehouse_dsync_apply(${JSON.stringify(plan)}::jsonb, ${JSON.stringify(payloads)}::json) as r`.execute(
+      exec,
+    );
     const r = rows[0]?.r as {
       before: number | string;
       items: Array<{ stale?: string[]; writes?: string[]; events?: number[] }>;

@@ -109,16 +109,8 @@ const byId = <T extends { id: string }>(items: T[]) => items.sort((a, b) => (a.i
 
 // ---- reads ------------------------------------------------------------------------------------
 
-/**
- * Whether a user of the directory has one of these names (userName or email, case-insensitive),
- * other than user `except`, or has id `id`.
- */
-export const userTaken = (
-  directoryId: string,
-  names: string[],
-  o: { id?: string | undefined; except?: string } = {},
-): Read<boolean> => {
-  const lower = [...new Set(names.map((n) => n.toLowerCase()))];
+/** The condition that a user of the directory has one of these (lower-cased) names other than `except`, or id `id`. */
+function takenSql(directoryId: string, lower: string[], o: { id?: string | undefined; except?: string }): string {
   const d = lit.uuid(directoryId);
   const clash = lower.length
     ? `EXISTS (SELECT 1 FROM dsync_users WHERE directory_id = ${d}
@@ -129,9 +121,24 @@ export const userTaken = (
     o.id === undefined
       ? 'false'
       : `EXISTS (SELECT 1 FROM dsync_users WHERE directory_id = ${d} AND id = ${lit.text(o.id)})`;
+  return `(${clash} OR ${id})`;
+}
+
+const lowered = (names: string[]) => [...new Set(names.map((n) => n.toLowerCase()))];
+
+/**
+ * Whether a user of the directory has one of these names (userName or email, case-insensitive),
+ * other than user `except`, or has id `id`.
+ */
+export const userTaken = (
+  directoryId: string,
+  names: string[],
+  o: { id?: string | undefined; except?: string } = {},
+): Read<boolean> => {
+  const lower = lowered(names);
   return {
     key: `user-taken:${directoryId}:${o.id ?? ''}:${o.except ?? ''}:${lower.join('\u0001')}`,
-    stmt: { sql: `SELECT to_json(${clash} OR ${id})::text` },
+    stmt: { sql: `SELECT to_json${takenSql(directoryId, lower, o)}::text` },
     decode: (v) => v === true,
   };
 };
@@ -199,19 +206,36 @@ export const group = (directoryId: string, id: string, lock?: 'update' | 'share'
   kept: true,
 });
 
+const GROUPS_LISTING = (directoryId: string, userId: string) =>
+  `SELECT coalesce(json_agg(${GROUP_JSON} ORDER BY m.created_at, m.group_id), '[]'::json)::text
+    FROM dsync_group_members m JOIN dsync_groups g ON g.directory_id = m.directory_id AND g.id = m.group_id
+    WHERE m.directory_id = ${lit.uuid(directoryId)} AND m.user_id = ${lit.text(userId)}`;
+
 /**
- * The groups that list this user id as a member (memberships made before the user existed), oldest
- * membership first.
+ * What a create of user `userId` finds, in one statement: `taken` when a user of the directory has
+ * one of these names (userName or email, case-insensitive) or, when given, the id `id`; else the
+ * groups that already list `userId` as a member (memberships made before the user existed), oldest
+ * membership first. Nothing taken and no such group reads `[]`.
  */
-export const groupsListing = (directoryId: string, userId: string): Read<DsyncGroup[]> => ({
-  key: `groups-listing:${directoryId}:${userId}`,
-  stmt: {
-    sql: `SELECT coalesce(json_agg(${GROUP_JSON} ORDER BY m.created_at, m.group_id), '[]'::json)::text
-      FROM dsync_group_members m JOIN dsync_groups g ON g.directory_id = m.directory_id AND g.id = m.group_id
-      WHERE m.directory_id = ${lit.uuid(directoryId)} AND m.user_id = ${lit.text(userId)}`,
-  },
-  decode: (v) => ((v as GroupFact[]) ?? []).map((f) => toGroup(directoryId, f)),
-});
+export const createCheck = (
+  directoryId: string,
+  names: string[],
+  userId: string,
+  id?: string,
+): Read<{ taken: boolean; listing: DsyncGroup[] }> => {
+  const lower = lowered(names);
+  return {
+    key: `create-check:${directoryId}:${userId}:${id ?? ''}:${lower.join('\u0001')}`,
+    stmt: {
+      sql: `SELECT CASE WHEN ${takenSql(directoryId, lower, { id })} THEN 'true'
+        ELSE (${GROUPS_LISTING(directoryId, userId)}) END`,
+    },
+    decode: (v) =>
+      v === true
+        ? { taken: true, listing: [] }
+        : { taken: false, listing: ((v as GroupFact[]) ?? []).map((f) => toGroup(directoryId, f)) },
+  };
+};
 
 /** The first `limit` users of the directory in id order (a bulk delete's next batch). */
 export const firstUsers = (directoryId: string, limit: number): Read<DsyncUser[]> => ({

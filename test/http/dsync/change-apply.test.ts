@@ -99,7 +99,7 @@ describe('the statements of a plan are planned with their values', () => {
        from generate_series(1, 3000) k`,
       [d.id],
     );
-    const read = steps.userTaken(d.id, ['New@Example.com', 'new@example.com']);
+    const read = steps.createCheck(d.id, ['New@Example.com', 'new@example.com'], 'new-user');
     const { rows } = await sql<{
       'QUERY PLAN': string;
     }>`${sql.raw(`EXPLAIN (ANALYZE, BUFFERS) ${read.stmt.sql}`)}`.execute(s.container.db);
