@@ -45,7 +45,7 @@ import { callApply, type ItemResult, runStatement, type WireCommit, type WireIte
 import { writeEvents } from '../store/events.ts';
 import { claimSender, senderJobKey } from '../store/outbox.ts';
 import type { Directory, WebhookEvent } from '../types.ts';
-import { ChangePlan, type DirectoryChange, type PlannedEvent, type Planner } from './plan.ts';
+import { ChangePlan, type DirectoryChange, frozen, type PlannedEvent, type Planner } from './plan.ts';
 
 export interface ApplyOptions {
   policy: DeliveryPolicy;
@@ -208,16 +208,17 @@ async function execute(
   return outcomes(changes, await applyStatements(exec, directory, policy, changes, commit), commit.createdAt);
 }
 
-/** A bounded map of the last text each read gave (oldest dropped first). */
+/** A bounded map of the last text each read gave, parsed once (oldest dropped first). */
 class Facts {
-  private readonly map = new Map<string, string>();
-  get(key: string): string | undefined {
+  private readonly map = new Map<string, { text: string; value: unknown }>();
+  get(key: string): { text: string; value: unknown } | undefined {
     return this.map.get(key);
   }
   set(key: string, text: string): void {
+    if (this.map.get(key)?.text === text) return;
     this.map.delete(key);
     if (text.length > FACT_MAX_LENGTH) return;
-    this.map.set(key, text);
+    this.map.set(key, { text, value: frozen(JSON.parse(text)) });
     if (this.map.size > FACTS_KEPT) this.map.delete(this.map.keys().next().value as string);
   }
 }
@@ -235,7 +236,10 @@ async function settle<T>(
 ): Promise<Applied<T> | undefined> {
   const { seen, facts } = known;
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const plan = new ChangePlan(directory, (k) => seen.get(k) ?? facts.get(k));
+    const plan = new ChangePlan(directory, (k) => {
+      const text = seen.get(k);
+      return text === undefined ? facts.get(k) : { text };
+    });
     let value: T | undefined;
     let refused: { error: unknown } | undefined;
     try {

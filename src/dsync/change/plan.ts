@@ -47,8 +47,20 @@ export interface DirectoryChange {
   events: PlannedEvent[];
 }
 
-/** What is known about the directory: the text a read gave, by the read's key. */
-export type Facts = (key: string) => string | undefined;
+/**
+ * What is known about the directory: the text a read gave, by the read's key, and that text parsed
+ * (`value`, frozen: the parse of a fact kept for later writes is shared by their plans).
+ */
+export type Facts = (key: string) => { text: string; value?: unknown } | undefined;
+
+/** `v` and everything in it made read-only (a planner builds new objects from what it read). */
+export function frozen<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    for (const x of Object.values(v)) frozen(x);
+    Object.freeze(v);
+  }
+  return v;
+}
 
 /** Builds one change; planners receive it. */
 export class ChangePlan {
@@ -72,9 +84,10 @@ export class ChangePlan {
    * holds only if the read gives the same text when it is applied.
    */
   read<T>(r: Read<T>, guess = 'null'): T {
-    const text = this.facts(r.key) ?? guess;
+    const known = this.facts(r.key);
+    const text = known?.text ?? guess;
     this.change.reads.push({ key: r.key, stmt: r.stmt, expect: text, locks: r.locks === true, kept: r.kept === true });
-    return r.decode(JSON.parse(text));
+    return r.decode(known && 'value' in known ? known.value : JSON.parse(text));
   }
 
   /** A statement that writes, run in order after the reads. */

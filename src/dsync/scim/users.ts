@@ -88,7 +88,8 @@ export function deleteUser(directory: Directory, id: string): Planner<Answer> {
     if (!current) throw notFound();
     c.write(steps.deleteUsers(directory.id, [current.id]));
     c.event('user.deleted', { user: current });
-    return { status: 200, data: current.raw };
+    // A copy: what was read may be shared with later plans (read-only).
+    return { status: 200, data: structuredClone(current.raw) };
   };
 }
 
