@@ -44,7 +44,7 @@ import { hasWebhook } from '../events/webhook.ts';
 import { callApply, type ItemResult, runStatement, type WireCommit, type WireItem } from '../store/change.ts';
 import { writeEvents } from '../store/events.ts';
 import { claimSender, senderJobKey } from '../store/outbox.ts';
-import type { Directory, WebhookEvent } from '../types.ts';
+import type { Directory, DirectorySyncEvent, WebhookEvent } from '../types.ts';
 import { ChangePlan, type DirectoryChange, frozen, type PlannedEvent, type Planner } from './plan.ts';
 
 export interface ApplyOptions {
@@ -156,7 +156,7 @@ async function applyStatements(
   const outbox = commit.wire.outbox;
   const written = await writeEvents(trx, {
     directoryId: directory.id,
-    events: events.map((e) => ({ id: e.id, event: e.event, payload: e.payload })),
+    events: events.map((e) => ({ id: e.id, event: e.event, payload: JSON.parse(e.payload) as DirectorySyncEvent })),
     createdAt: commit.createdAt,
     outbox,
   });
@@ -178,7 +178,7 @@ function outcomes(changes: DirectoryChange[], r: { before: number; items: ItemRe
     const events = item.events.map((k) => {
       const e = c.events[k] as PlannedEvent;
       seq += 1;
-      return wireEvent({ id: e.id, seq, createdAt, payload: e.payload });
+      return wireEvent({ id: e.id, seq, createdAt, payload: JSON.parse(e.payload) as DirectorySyncEvent });
     });
     return { writes: item.writes, events };
   });

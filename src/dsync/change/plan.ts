@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { envelope } from '../events/payload.ts';
 import type { Read, Statement } from '../store/steps.ts';
-import type { Directory, DirectorySyncEvent, DirectorySyncEventType, DsyncGroup, DsyncUser } from '../types.ts';
+import type { Directory, DirectorySyncEventType, DsyncGroup, DsyncUser } from '../types.ts';
 
 export interface PlannedRead {
   key: string;
@@ -34,7 +34,8 @@ export interface WriteRef {
 export interface PlannedEvent {
   id: string;
   event: DirectorySyncEventType;
-  payload: DirectorySyncEvent;
+  /** The payload as JSON text, written when the planner made the event (a snapshot: it is stored as it is). */
+  payload: string;
   /** Kept only when that write returned `key` (or any key when `key` is absent). */
   when?: { write: number; key?: string };
 }
@@ -109,7 +110,7 @@ export class ChangePlan {
       id: randomUUID(),
       event: type,
       // A snapshot: later changes of the same objects in the planner must not alter it.
-      payload: structuredClone(envelope(type, this.directory, subject)),
+      payload: JSON.stringify(envelope(type, this.directory, subject)),
       ...(when ? { when: { write: when.write, ...(when.key !== undefined ? { key: when.key } : {}) } } : {}),
     });
   }

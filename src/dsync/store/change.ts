@@ -15,7 +15,8 @@ import type { Statement } from './steps.ts';
 export interface WireItem {
   reads: Array<{ sql: string; expect: string }>;
   writes: Statement[];
-  events: Array<{ id: string; event: string; payload: unknown; when?: { write: number; key?: string } }>;
+  /** `payload`: the payload's JSON text. */
+  events: Array<{ id: string; event: string; payload: string; when?: { write: number; key?: string } }>;
 }
 
 const PAYLOAD_FREE = (e: WireItem['events'][number]) => ({
@@ -47,11 +48,9 @@ export async function callApply(
     // The payloads travel as one json array of their own: stored as sent, and not read again while
     // the function walks the plan (a jsonb value, parsed once).
     const plan = { ...change, items: change.items.map((i) => ({ ...i, events: i.events.map(PAYLOAD_FREE) })) };
-    const payloads = change.items.flatMap((i) => i.events.map((e) => e.payload));
+    const payloads = `[${change.items.flatMap((i) => i.events.map((e) => e.payload)).join(',')}]`;
     const { rows } = await sql<{ r: { before: number | string; items: Array<Record<string, unknown>> } }>`
-      select gatehouse_dsync_apply(${JSON.stringify(plan)}::jsonb, ${JSON.stringify(payloads)}::json) as r`.execute(
-      exec,
-    );
+      select gatehouse_dsync_apply(${JSON.stringify(plan)}::jsonb, ${payloads}::json) as r`.execute(exec);
     const r = rows[0]?.r as {
       before: number | string;
       items: Array<{ stale?: string[]; writes?: string[]; events?: number[] }>;

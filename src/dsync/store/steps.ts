@@ -40,7 +40,7 @@ class UnstorableValue extends Error {
 function quote(s: string): string {
   if (s.includes('\u0000') || !s.isWellFormed())
     throw new UnstorableValue('a value contains a character that cannot be stored');
-  return `E'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+  return /['\\]/.test(s) ? `E'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'` : `E'${s}'`;
 }
 
 /** Literals of the values a statement carries. */
