@@ -17,8 +17,9 @@
 --   statements before it (https://www.postgresql.org/docs/current/transaction-iso.html#XACT-READ-COMMITTED).
 --   A read whose text differs from `expect` (or that has no `expect`) makes the item stale: none of
 --   its writes run, and the texts read are returned so that the caller can plan it again on them.
--- - `writes`: [{sql}], run the same way when every read held; each returns a json array
---   of keys as text (the ids it inserted, updated or deleted).
+-- - `writes`: [{sql, plain}], run the same way when every read held; each returns a json array
+--   of keys as text (the ids it inserted, updated or deleted), or nothing when `plain` (no event
+--   depends on its keys: they read as []).
 -- - `events`: [{id, event, when}] in order; an event with `when` {write, key} is kept only
 --   when that write (its index in `writes`) returned `key`, or returned any key when `key` is absent.
 -- Then the kept events of every item are committed as one write's events
@@ -75,8 +76,13 @@ BEGIN
     END IF;
     v_results := '{}';
     FOR v_step IN SELECT s.w FROM jsonb_array_elements(v_item -> 'writes') WITH ORDINALITY AS s(w, n) ORDER BY s.n LOOP
-      EXECUTE v_step ->> 'sql' INTO v_text;
-      v_results := v_results || coalesce(v_text, '[]');
+      IF v_step ? 'plain' THEN
+        EXECUTE v_step ->> 'sql';
+        v_results := v_results || '[]'::text;
+      ELSE
+        EXECUTE v_step ->> 'sql' INTO v_text;
+        v_results := v_results || coalesce(v_text, '[]');
+      END IF;
     END LOOP;
     v_kept := '{}';
     FOR v_ev, v_n IN SELECT e.v, e.n FROM jsonb_array_elements(v_item -> 'events') WITH ORDINALITY AS e(v, n) ORDER BY e.n LOOP

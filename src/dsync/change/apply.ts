@@ -146,7 +146,7 @@ async function applyStatements(
     const writes: string[][] = [];
     for (const w of c.writes) {
       const t = await runStatement(trx, w);
-      writes.push(t === 'null' ? [] : (JSON.parse(t) as string[]));
+      writes.push(t === 'null' || w.plain ? [] : (JSON.parse(t) as string[]));
     }
     const mine = c.events.flatMap((e, i) => (kept(e, writes) ? [i] : []));
     for (const i of mine) events.push(c.events[i] as PlannedEvent);

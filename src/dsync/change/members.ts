@@ -31,8 +31,8 @@ export function createUser(user: DsyncUser, o: { checkId: boolean; exists: () =>
     c.lock(nameLocks(d, 'user', [user.userName ?? '', user.email ?? '', id ?? '']));
     const found = c.read(steps.createCheck(d, names, user.id, id), '[]');
     if (found.taken) throw o.exists();
+    const listing = found.listing.length ? c.read(steps.groups(d, found.listing), '[]') : [];
     insertUsers(c, [user]);
-    const listing = found.listing;
     for (const group of listing) c.event('group.user_added', { user, group });
     return user;
   };

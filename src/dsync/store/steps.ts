@@ -1,7 +1,7 @@
 /**
  * The statements a planned directory change is made of (src/dsync/change/plan.ts): reads that
  * return one json value as text, and writes that return the keys they touched as a json array
- * (text). Each statement carries its values as literals (`lit`), so that the same text runs inside
+ * (text; `plain` writes return nothing). Each statement carries its values as literals (`lit`), so that the same text runs inside
  * gatehouse_dsync_apply on PostgreSQL (EXECUTE: planned for this call with the values as constants,
  * whatever the size of the directory; sql/0270_dsync_apply.sql) and as a statement of its own on
  * CockroachDB (change/apply.ts).
@@ -15,6 +15,8 @@ import type { DsyncGroup, DsyncUser, Raw } from '../types.ts';
 /** One statement: SQL text with its values inlined as literals. */
 export interface Statement {
   sql: string;
+  /** A write whose keys nothing needs: it returns nothing (its keys read as `[]`). */
+  plain?: true;
 }
 
 /** A read of a change: its fact's key (the same key is the same read), the statement, and how to read its value. */
@@ -206,36 +208,43 @@ export const group = (directoryId: string, id: string, lock?: 'update' | 'share'
   kept: true,
 });
 
-const GROUPS_LISTING = (directoryId: string, userId: string) =>
-  `SELECT coalesce(json_agg(${GROUP_JSON} ORDER BY m.created_at, m.group_id), '[]'::json)::text
-    FROM dsync_group_members m JOIN dsync_groups g ON g.directory_id = m.directory_id AND g.id = m.group_id
-    WHERE m.directory_id = ${lit.uuid(directoryId)} AND m.user_id = ${lit.text(userId)}`;
-
 /**
  * What a create of user `userId` finds, in one statement: `taken` when a user of the directory has
  * one of these names (userName or email, case-insensitive) or, when given, the id `id`; else the
- * groups that already list `userId` as a member (memberships made before the user existed), oldest
- * membership first. Nothing taken and no such group reads `[]`.
+ * ids of the groups that already list `userId` as a member (memberships made before the user
+ * existed), oldest membership first. Nothing taken and no such group reads `[]`. (The groups
+ * themselves are a read of their own, `groups`, made only when there are some: a statement of one
+ * table is quicker to plan, and every create plans it.)
  */
 export const createCheck = (
   directoryId: string,
   names: string[],
   userId: string,
   id?: string,
-): Read<{ taken: boolean; listing: DsyncGroup[] }> => {
+): Read<{ taken: boolean; listing: string[] }> => {
   const lower = lowered(names);
   return {
     key: `create-check:${directoryId}:${userId}:${id ?? ''}:${lower.join('\u0001')}`,
     stmt: {
       sql: `SELECT CASE WHEN ${takenSql(directoryId, lower, { id })} THEN 'true'
-        ELSE (${GROUPS_LISTING(directoryId, userId)}) END`,
+        ELSE (SELECT coalesce(json_agg(m.group_id ORDER BY m.created_at, m.group_id), '[]'::json)::text
+          FROM dsync_group_members m WHERE m.directory_id = ${lit.uuid(directoryId)} AND m.user_id = ${lit.text(userId)})
+        END`,
     },
-    decode: (v) =>
-      v === true
-        ? { taken: true, listing: [] }
-        : { taken: false, listing: ((v as GroupFact[]) ?? []).map((f) => toGroup(directoryId, f)) },
+    decode: (v) => (v === true ? { taken: true, listing: [] } : { taken: false, listing: (v as string[]) ?? [] }),
   };
 };
+
+/** The groups of the directory with these ids, in that order (those that exist). */
+export const groups = (directoryId: string, ids: string[]): Read<DsyncGroup[]> => ({
+  key: `groups:${directoryId}:${ids.join('\u0001')}`,
+  stmt: {
+    sql: `SELECT coalesce(json_agg(${GROUP_JSON} ORDER BY a.n), '[]'::json)::text
+      FROM unnest(${lit.texts(ids)}) WITH ORDINALITY AS a(id, n)
+      JOIN dsync_groups g ON g.directory_id = ${lit.uuid(directoryId)} AND g.id = a.id`,
+  },
+  decode: (v) => ((v as GroupFact[]) ?? []).map((f) => toGroup(directoryId, f)),
+});
 
 /** The first `limit` users of the directory in id order (a bulk delete's next batch). */
 export const firstUsers = (directoryId: string, limit: number): Read<DsyncUser[]> => ({
@@ -274,6 +283,9 @@ const keyed = (column: string, dml: string): Statement => ({
   sql: `WITH w AS (${dml}) SELECT coalesce(json_agg(w.${column}), '[]'::json)::text FROM w`,
 });
 
+/** A write whose keys no event needs (quicker to plan: no aggregate around it). */
+const plain = (dml: string): Statement => ({ sql: dml, plain: true });
+
 /** The user's columns after (directory_id, id), in the order of USER_COLUMNS. */
 const userValues = (u: DsyncUser) =>
   [
@@ -288,23 +300,19 @@ const userValues = (u: DsyncUser) =>
     lit.json(u.raw),
   ].join(', ');
 
-/** Inserts users of one directory (in one statement); returns their ids. */
+/** Inserts users of one directory (in one statement). */
 export const insertUsers = (directoryId: string, rows: DsyncUser[]): Statement =>
-  keyed(
-    'id',
+  plain(
     `INSERT INTO dsync_users (directory_id, id, user_name, external_id, email, first_name, last_name, active, roles, raw)
-      VALUES ${rows.map((u) => `(${lit.uuid(directoryId)}, ${lit.text(u.id)}, ${userValues(u)})`).join(', ')}
-      RETURNING id`,
+      VALUES ${rows.map((u) => `(${lit.uuid(directoryId)}, ${lit.text(u.id)}, ${userValues(u)})`).join(', ')}`,
   );
 
-/** Writes the user's columns; returns its id when it exists. */
+/** Writes the user's columns. */
 export const updateUser = (u: DsyncUser): Statement =>
-  keyed(
-    'id',
+  plain(
     `UPDATE dsync_users SET (user_name, external_id, email, first_name, last_name, active, roles, raw, updated_at)
         = (${userValues(u)}, now())
-      WHERE directory_id = ${lit.uuid(u.directoryId)} AND id = ${lit.text(u.id)}
-      RETURNING id`,
+      WHERE directory_id = ${lit.uuid(u.directoryId)} AND id = ${lit.text(u.id)}`,
   );
 
 /**
@@ -322,30 +330,25 @@ export const deleteUsers = (directoryId: string, ids: string[]): Statement => ({
 
 /** Frees the userName and email of these users (a rename cycle is then written in the same change). */
 export const clearUserNames = (directoryId: string, ids: string[]): Statement =>
-  keyed(
-    'id',
+  plain(
     `UPDATE dsync_users SET user_name = NULL, email = NULL
-      WHERE directory_id = ${lit.uuid(directoryId)} AND id = ANY (${lit.texts(ids)}) RETURNING id`,
+      WHERE directory_id = ${lit.uuid(directoryId)} AND id = ANY (${lit.texts(ids)})`,
   );
 
 const groupValues = (g: DsyncGroup) => [lit.text(g.name), lit.text(g.externalId), lit.json(g.raw)].join(', ');
 
-/** Inserts groups of one directory (in one statement); returns their ids. */
+/** Inserts groups of one directory (in one statement). */
 export const insertGroups = (directoryId: string, rows: DsyncGroup[]): Statement =>
-  keyed(
-    'id',
+  plain(
     `INSERT INTO dsync_groups (directory_id, id, name, external_id, raw)
-      VALUES ${rows.map((g) => `(${lit.uuid(directoryId)}, ${lit.text(g.id)}, ${groupValues(g)})`).join(', ')}
-      RETURNING id`,
+      VALUES ${rows.map((g) => `(${lit.uuid(directoryId)}, ${lit.text(g.id)}, ${groupValues(g)})`).join(', ')}`,
   );
 
-/** Writes the group's columns; returns its id when it exists. */
+/** Writes the group's columns. */
 export const updateGroup = (g: DsyncGroup): Statement =>
-  keyed(
-    'id',
+  plain(
     `UPDATE dsync_groups SET (name, external_id, raw, updated_at) = (${groupValues(g)}, now())
-      WHERE directory_id = ${lit.uuid(g.directoryId)} AND id = ${lit.text(g.id)}
-      RETURNING id`,
+      WHERE directory_id = ${lit.uuid(g.directoryId)} AND id = ${lit.text(g.id)}`,
   );
 
 /** Deletes these groups (their memberships go by foreign key); returns the ids deleted. */
