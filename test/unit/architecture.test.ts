@@ -300,10 +300,6 @@ const ALLOWED_CIRCLES: Array<{ files: string[]; why: string }> = [
     ],
     why: 'token persistence refactor in progress (issue.ts ↔ hook.ts)',
   },
-  {
-    files: ['src/dsync/scim/groups.ts', 'src/dsync/scim/users.ts'],
-    why: 'dsync write paths (users.ts ↔ groups.ts): the directory write-model refactor that follows',
-  },
 ];
 
 const unexplained = (found: string[][]) =>
