@@ -166,6 +166,54 @@ export function inSpan<T>(
   );
 }
 
+/**
+ * A statement's text as a span shows it: every string literal ('…', E'…', with their escapes)
+ * replaced by `?`, as OpenTelemetry's database conventions ask of `db.query.text` ("sanitized"),
+ * and cut at 2,000 characters. Quoted identifiers and comments are kept as they are; a literal left
+ * open at the end (a text cut short by the caller) is replaced too.
+ */
+export function queryTextOf(sqlText: string): string {
+  let out = '';
+  let i = 0;
+  const n = sqlText.length;
+  while (i < n) {
+    const c = sqlText[i];
+    if (c === '"') {
+      // A quoted identifier: up to its closing quote ("" inside it is one quote).
+      let j = i + 1;
+      while (j < n && !(sqlText[j] === '"' && sqlText[j + 1] !== '"')) j += sqlText[j] === '"' ? 2 : 1;
+      out += sqlText.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    if ((c === '-' && sqlText[i + 1] === '-') || (c === '/' && sqlText[i + 1] === '*')) {
+      // A comment, kept (an apostrophe in it opens no literal).
+      const end = c === '-' ? sqlText.indexOf('\n', i) : sqlText.indexOf('*/', i + 2);
+      const j = end < 0 ? n : c === '-' ? end : end + 2;
+      out += sqlText.slice(i, j);
+      i = j;
+      continue;
+    }
+    const escaped = (c === 'E' || c === 'e') && sqlText[i + 1] === "'" && !/[\w$]/.test(sqlText[i - 1] ?? '');
+    if (c === "'" || escaped) {
+      let j = i + (escaped ? 2 : 1);
+      for (; j < n; j++) {
+        if (escaped && sqlText[j] === '\\') j++;
+        else if (sqlText[j] === "'") {
+          if (sqlText[j + 1] === "'") j++;
+          else break;
+        }
+      }
+      out += '?';
+      i = j + 1;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out.length > 2000 ? `${out.slice(0, 2000)}…` : out;
+}
+
 /** A finished SQL statement as a child span of the active one (kysely reports after the fact). */
 export function recordDbSpan(sqlText: string, durationMs: number, failed: boolean): void {
   const parent = trace.getSpan(context.active());
@@ -178,8 +226,9 @@ export function recordDbSpan(sqlText: string, durationMs: number, failed: boolea
       startTime: end - durationMs,
       attributes: {
         'db.system.name': 'postgresql',
-        // Statement text only: values are bound parameters ($1 …) and never part of it.
-        'db.query.text': sqlText.length > 2000 ? `${sqlText.slice(0, 2000)}…` : sqlText,
+        // Statement text only: values are bound parameters ($1 …), and the literals a statement
+        // carries (the directory writes' statements on CockroachDB) are replaced by `?`.
+        'db.query.text': queryTextOf(sqlText),
         'db.operation.name': (/^\s*(\w+)/.exec(sqlText)?.[1] ?? '').toUpperCase(),
       },
     },

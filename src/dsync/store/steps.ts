@@ -45,8 +45,8 @@ function quote(s: string): string {
   return /['\\]/.test(s) ? `E'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'` : `E'${s}'`;
 }
 
-/** Literals of the values a statement carries. */
-const lit = {
+/** Literals of the values a statement carries (a round-trip test reads them back from PostgreSQL). */
+export const lit = {
   text: (v: string | null | undefined) => (v === null || v === undefined ? 'NULL' : `${quote(v)}::text`),
   uuid: (v: string) => `${quote(v)}::uuid`,
   bool: (v: boolean) => (v ? 'true' : 'false'),

@@ -5,6 +5,7 @@
  * carries stale data. And the statements of a plan are planned with their values: the name check
  * of a create uses the name indexes in a directory whose table has no statistics yet.
  */
+import fc from 'fast-check';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,5 +108,40 @@ describe('the statements of a plan are planned with their values', () => {
     expect(plan).toMatch(/dsync_users_user_name_idx/);
     expect(plan).toMatch(/dsync_users_email_idx/);
     expect(plan).not.toMatch(/Rows Removed by Filter: [1-9]\d{2,}/);
+  });
+});
+
+describe('the literals a statement carries', () => {
+  // Every value of a directory write reaches SQL as a literal (steps.lit): whatever the string,
+  // PostgreSQL must read back exactly that string, never end the literal early.
+  const text = fc.string({ unit: 'binary', maxLength: 40 }).filter((v) => !v.includes('\u0000') && v.isWellFormed());
+  const hostile = fc.oneof(
+    text,
+    fc.constantFrom("'", "\\'", '\\', "''; drop table dsync_users; --", '"', '{a,b}', 'NULL', 'é\u{1F600}'),
+  );
+
+  it('round-trips any text, text array and json value through PostgreSQL', async () => {
+    await fc.assert(
+      fc.asyncProperty(hostile, fc.array(hostile, { maxLength: 4 }), async (v, vs) => {
+        const { rows } = await admin.query<{ t: string; a: string[]; j: unknown }>(
+          `select ${steps.lit.text(v)} as t, ${steps.lit.texts(vs)} as a, ${steps.lit.json({ v, vs })} as j`,
+        );
+        expect(rows[0]?.t).toBe(v);
+        expect(rows[0]?.a).toEqual(vs);
+        expect(rows[0]?.j).toEqual({ v, vs });
+      }),
+      { numRuns: 300 },
+    );
+    const tables = await admin.query(`select 1 from pg_tables where tablename = 'dsync_users'`);
+    expect(tables.rowCount).toBe(1);
+  });
+
+  it('refuses NUL and lone surrogates as a data exception, and a SCIM write carrying one answers 400', async () => {
+    expect(() => steps.lit.text('a\u0000b')).toThrow(expect.objectContaining({ code: '22021' }));
+    expect(() => steps.lit.text('a\uD800b')).toThrow(expect.objectContaining({ code: '22021' }));
+    const d = await createDirectory(s);
+    const r = await scimClient(s, d)('POST', '/Users', { userName: 'nul\u0000@example.com', active: true });
+    expect(r.status).toBe(400);
+    expect(r.body.schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);
   });
 });
