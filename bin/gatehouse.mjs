@@ -3,6 +3,9 @@
 // `npm pack` (Node.js does not strip types under node_modules); a source checkout runs src/ directly,
 // so development never needs a build.
 import { existsSync } from 'node:fs';
+import module from 'node:module';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 
 // The long-running commands cap V8's young generation. V8 sizes it by the machine's memory (on a
 // 24 GiB machine its two semi-spaces grow to 64 MB each under load), which alone would put a busy
@@ -23,6 +26,22 @@ if (longRunning && !sized && typeof process.execve === 'function') {
     [process.execPath, `--max-semi-space-size=${SEMI_SPACE_MB}`, ...process.execArgv, process.argv[1], ...args],
     process.env,
   );
+}
+
+// V8's compile cache (Node.js >= 22.1): the code of the modules a command loads is kept on disk
+// and reused by the next start, which halves the CPU a start spends loading gatehouse (1.25 s ->
+// 0.6 s of CPU to import the library on a 2-core machine): quicker CLI commands, and quicker
+// replacement of a serve or worker process. The cache lives in the user's own cache folder (not a
+// folder of the shared temporary directory, which another local user could fill first);
+// NODE_COMPILE_CACHE chooses another folder and NODE_DISABLE_COMPILE_CACHE=1 turns it off. A folder
+// that cannot be written leaves the cache off, and nothing else changes.
+if (typeof module.enableCompileCache === 'function' && !process.env.NODE_DISABLE_COMPILE_CACHE) {
+  try {
+    const cacheHome = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+    module.enableCompileCache(process.env.NODE_COMPILE_CACHE || join(cacheHome, 'gatehouse', 'node-compile-cache'));
+  } catch {
+    // no home folder: run without the cache
+  }
 }
 
 const here = import.meta.dirname;

@@ -1,8 +1,11 @@
-/** Runs the real CLI (`node src/cli/index.ts …`) in a child process with a clean environment. */
+/**
+ * Runs the real CLI — the `gatehouse` command of package.json's `bin` (bin/gatehouse.mjs, which runs
+ * src/ in a checkout) — in a child process with a clean environment.
+ */
 import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
-export const CLI = resolve(import.meta.dirname, '../../src/cli/index.ts');
+export const CLI = resolve(import.meta.dirname, '../../bin/gatehouse.mjs');
 
 /**
  * A `gatehouse worker` process on a database, with the test secret and warn-level logs; `env` adds

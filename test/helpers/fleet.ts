@@ -1,5 +1,5 @@
 /**
- * A fleet of real gatehouse processes (`node src/cli/index.ts serve all|worker`) on one database,
+ * A fleet of real gatehouse processes (`gatehouse serve all|worker`) on one database,
  * for tests that kill and restart them: fixed ports per web slot (a restarted process comes back
  * on the same address, as behind a load balancer), every stdout line kept with the process that
  * wrote it, and SIGKILL bookkeeping.
