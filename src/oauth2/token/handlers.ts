@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { AppError } from '../../core/errors.ts';
 import { renderError } from '../../core/http/errors.ts';
 import { formFields, noStore } from '../../core/http/params.ts';
-import { countTokenResponse } from '../../core/observability/oauth2.ts';
+import { countTokenResponse } from '../metrics.ts';
 import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';

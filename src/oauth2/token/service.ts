@@ -2,7 +2,7 @@
  * `POST /oauth2/token`: authenticate the client, run the grant handler for `grant_type` (its checks,
  * then the plan of the tokens to issue), store the plan (store/token-plan.ts), answer.
  */
-import { countClientAuthFailure } from '../../core/observability/oauth2.ts';
+import { countClientAuthFailure } from '../metrics.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { persistPlan } from '../store/token-plan.ts';
 import { authenticateClient, type ClientAuthDeps } from './client-auth.ts';
