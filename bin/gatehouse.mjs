@@ -2,6 +2,15 @@
 // The installed `gatehouse` command. An installed package runs the JavaScript built into dist/ by
 // `npm pack` (Node.js does not strip types under node_modules); a source checkout runs src/ directly,
 // so development never needs a build.
+// package.json's engines: Node.js >= 22.18 (type stripping for a checkout, process.execve and the
+// compile cache below). An older Node would fail later with a stack trace about a `.ts` file; say it
+// in one line instead.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 18)) {
+  process.stderr.write(`gatehouse: Node.js >= 22.18 is required (this is ${process.version})\n`);
+  process.exit(1);
+}
+
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 import { homedir } from 'node:os';

@@ -64,6 +64,17 @@ describe('versioning', () => {
     expect(v.stdout).toBe(`gatehouse v${version}\n`);
     expect((await runCli(['--version'], {})).stdout.trim()).toBe(version);
   });
+
+  it('on a Node.js older than package.json engines, says so in one line (no stack trace)', async () => {
+    const old = `data:text/javascript,${encodeURIComponent(
+      'Object.defineProperty(process, "versions", { value: { ...process.versions, node: "20.11.0" } });' +
+        'Object.defineProperty(process, "version", { value: "v20.11.0" });',
+    )}`;
+    const r = await runCli(['version'], { NODE_OPTIONS: `--import=${old}` });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('gatehouse: Node.js >= 22.18 is required (this is v20.11.0)\n');
+  });
 });
 
 describe('stepping stones', () => {
