@@ -173,10 +173,14 @@ export function inSpan<T>(
  * open at the end (a text cut short by the caller) is replaced too.
  */
 export function queryTextOf(sqlText: string): string {
+  const cut = (t: string) => (t.length > 2000 ? `${t.slice(0, 2000)}…` : t);
+  // Most statements (kysely's, with $n parameters) hold no literal: nothing to scan.
+  if (!sqlText.includes("'")) return cut(sqlText);
   let out = '';
   let i = 0;
   const n = sqlText.length;
-  while (i < n) {
+  // What is shown is cut at 2,000 characters: the scan stops once past them.
+  while (i < n && out.length <= 2000) {
     const c = sqlText[i];
     if (c === '"') {
       // A quoted identifier: up to its closing quote ("" inside it is one quote).
@@ -211,7 +215,7 @@ export function queryTextOf(sqlText: string): string {
     out += c;
     i++;
   }
-  return out.length > 2000 ? `${out.slice(0, 2000)}…` : out;
+  return cut(out);
 }
 
 /** A finished SQL statement as a child span of the active one (kysely reports after the fact). */
