@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { type AuditType, auditCatalogue, configureAudit } from './core/audit/events.ts';
+import { type Audit, type AuditType, auditCatalogue, createAudit } from './core/audit/events.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import './config.ts'; // registers the configuration's parts (bench and library callers load it through here)
 import type { Config } from './core/config/load.ts';
@@ -39,7 +39,7 @@ import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2, oauth2Metrics } from './
 import { type Tasks, taskRegistry } from './task-registry.ts';
 
 // The faces' audit event types and metric families, declared to the core's registry types (the
-// core names no domain): every `audit(exec, { type })` and `metrics.<name>` is checked against them.
+// core names no domain): every `audit.record(exec, { type })` and `metrics.<name>` is checked against them.
 declare module './core/audit/events.ts' {
   interface AuditTypes
     extends Record<(typeof OAUTH2_AUDIT_TYPES)[number], true>,
@@ -72,6 +72,8 @@ export interface Core {
   changes: ChangeFeed;
   /** Where transactions' jobs go: graphile-worker in `db`, or the outbox when `queue.dsn` is set. */
   queue: JobQueue;
+  /** Records audit events (`audit.enabled`: rows in the caller's transaction); every service takes this one. */
+  audit: Audit;
   /** Every audit event type of the program (the faces' lists): the audit routes filter by them. */
   auditTypes: readonly AuditType[];
   close(): Promise<void>;
@@ -201,7 +203,6 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   const changes = direct
     ? createChangeFeed({ url: parseDsn(direct).url, log, direct: true, listen })
     : createChangeFeed({ url, log, direct: dsn.kind === 'memory', listen });
-  configureAudit({ enabled: config.audit.enabled });
   // The faces' metric families join the process's registry (once; a second container finds them there).
   registerMetrics(oauth2Metrics, dsyncMetrics);
   configureMetrics({ enabled: config.metrics.enabled });
@@ -219,6 +220,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     fetch: { oauth2, oauth2Dynamic, dsync: dsyncSafeFetch(config, seam) },
     changes,
     queue,
+    audit: createAudit({ enabled: config.audit.enabled }),
     auditTypes: auditCatalogue(OAUTH2_AUDIT_TYPES, DSYNC_AUDIT_TYPES),
     async close() {
       await changes.close();
@@ -228,7 +230,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
       await embedded?.stop();
     },
   };
-  const base = { config, log, clock: core.clock, db: core.db, queue };
+  const base = { config, log, clock: core.clock, db: core.db, queue, audit: core.audit };
   return {
     ...core,
     jobs: jobsFor(taskRegistry, queue),

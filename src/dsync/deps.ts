@@ -4,6 +4,7 @@
  * the embedded database, the process's `close()` or the OAuth 2.0 side's outbound client.
  */
 import type { Kysely } from 'kysely';
+import type { Audit } from '../core/audit/events.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config/load.ts';
 import type { ChangeFeed } from '../core/db/changes.ts';
@@ -24,4 +25,6 @@ export interface DsyncDeps {
   fetch: SafeFetch;
   /** Change notifications (LISTEN/NOTIFY) that drop the in-memory directory cache. */
   changes: ChangeFeed;
+  /** Records audit events (rows in the caller's transaction with `audit.enabled`). */
+  audit: Audit;
 }

@@ -32,6 +32,11 @@ export interface DsyncOptions {
   scimPath?: string;
 }
 
+/**
+ * The domain's service graph, built once per process from what the container hands in.
+ * Long: it is wiring only, one service after another in the order they depend on each other;
+ * split, the same dependencies would be passed through a second function.
+ */
 export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
   const cfg = core.config.dsync;
   const fetch = cfg.debug_webhooks ? debugWebhooks(core.fetch, core.log) : core.fetch;
@@ -49,6 +54,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
   });
   const directories = createDirectoriesService({
     db: core.db,
+    audit: core.audit,
     changes: core.changes,
     clock: core.clock,
     ring: keyRing(core.config.secrets.system, 'dsync'),
@@ -91,9 +97,10 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     directories,
     externalUrl,
     pageLimit,
+    audit: core.audit,
   });
   const outbound = { db: core.db, jobs, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
-  const applier = createApplier(core.db); // one per process: changes of a directory may share a call
+  const applier = createApplier(core.db, core.audit); // one per process: changes of a directory may share a call
   const batch = createBatchService({
     ...outbound,
     batchSize: cfg.webhook_batch_size,

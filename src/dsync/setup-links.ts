@@ -15,7 +15,7 @@
  * - the token is stored as a SHA-256 for lookup and sealed for display (the API returns the URL).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { audit } from '../core/audit/events.ts';
+import type { Audit } from '../core/audit/events.ts';
 import type { Clock } from '../core/clock.ts';
 import { open, seal } from '../core/crypto/aead.ts';
 import type { KeyRing } from '../core/crypto/keys.ts';
@@ -76,6 +76,7 @@ export function createSetupLinksService(o: {
   externalUrl: string;
   expiryDays?: number;
   pageLimit?: number;
+  audit: Audit;
 }) {
   const aad = (id: string, f: string) => `dsync-setup:${id}:${f}`;
   const toLink = (r: Row): SetupLink => ({
@@ -217,7 +218,7 @@ export function createSetupLinksService(o: {
    */
   const actingAs = (link: SetupLink) => setActor({ kind: 'setup_link', id: link.setupID });
   async function used(link: SetupLink, action: string, directoryId?: string) {
-    await audit(o.db, {
+    await o.audit.record(o.db, {
       type: 'dsync.setup_link.used',
       target: { kind: 'setup_link', id: link.setupID },
       details: { action, directory: directoryId, tenant: link.tenant, product: link.product },

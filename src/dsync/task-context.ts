@@ -4,6 +4,7 @@
  * has all of it. Only task files import this; nothing inside the domain does.
  */
 import type { Kysely } from 'kysely';
+import type { Audit } from '../core/audit/events.ts';
 import type { Database } from '../core/db/schema.ts';
 import type { Logger } from '../core/log.ts';
 import type { Dsync } from './index.ts';
@@ -14,4 +15,5 @@ export interface DsyncTaskContext {
   db: Kysely<Database>;
   log: Logger;
   jobs: DsyncJobs;
+  audit: Audit;
 }

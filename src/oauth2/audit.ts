@@ -1,7 +1,7 @@
 /**
  * The OAuth 2.0 domain's audit event types (docs/observability.md lists each with its target and
  * details). The face exports the list; the composition root adds the names to the core's
- * `AuditTypes`, so that every `audit(exec, { type })` is checked against them.
+ * `AuditTypes`, so that every `audit.record(exec, { type })` is checked against them.
  */
 export const OAUTH2_AUDIT_TYPES = [
   'oauth2.client.created',

@@ -4,6 +4,7 @@
  * the embedded database, the process's `close()` or directory sync's outbound client.
  */
 import type { Kysely } from 'kysely';
+import type { Audit } from '../core/audit/events.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config/load.ts';
 import type { ChangeFeed } from '../core/db/changes.ts';
@@ -56,4 +57,6 @@ export interface OAuth2Deps {
   fetchDynamic: SafeFetch;
   /** Change notifications from other processes (prepared documents, key caches); listens on first use. */
   changes: ChangeFeed;
+  /** Records audit events (rows in the caller's transaction with `audit.enabled`). */
+  audit: Audit;
 }

@@ -32,7 +32,6 @@ import { createRevocationService } from './revoke/service.ts';
 import { createSessionCodec } from './session-data.ts';
 import { createSessionsService } from './sessions/service.ts';
 import { oauth2Tasks } from './tasks.ts';
-import { coreAudit } from './token/audit.ts';
 import { createTokenHook } from './token/hook.ts';
 import { createTokenIssuer } from './token/issue.ts';
 import { createTokenLookup } from './token/lookup.ts';
@@ -61,7 +60,8 @@ export function createFlowFeatures(
   const vcNonces = createVcNonces(keyRing(config.secrets.system, 'flow'), config.ttl.vc_nonce, now);
   const issuer = createTokenIssuer({ config, clock, keys, sessions, hook, vcNonces });
 
-  const flows = createFlowsService({ db, clock, codec, clients });
+  const { audit } = core;
+  const flows = createFlowsService({ db, clock, codec, clients, audit });
   const outbound = createClientOutbound({
     fetch: core.fetch,
     fetchDynamic: core.fetchDynamic,
@@ -88,7 +88,7 @@ export function createFlowFeatures(
     db,
     sessions,
     issuer,
-    audit: coreAudit,
+    audit: core.audit,
     trust: deps.trust,
     tokenUrls,
     clientAuth,
@@ -114,7 +114,7 @@ export function createFlowFeatures(
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
   const lookup = createTokenLookup({ config, clock, db, keys, changes: core.changes });
   const introspection = createIntrospectionService({ config, clock, lookup, sessions });
-  const revocation = createRevocationService({ config, clock, db, lookup, clientAuth });
+  const revocation = createRevocationService({ config, clock, db, lookup, clientAuth, audit });
   const log = core.log;
   const channels = createLogoutChannels({
     jobs: jobsFor(oauth2Tasks, core.queue),
@@ -126,9 +126,20 @@ export function createFlowFeatures(
     fetchDynamic: core.fetchDynamic,
     log,
   });
-  const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log });
+  const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log, audit });
   const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
-  const logout = createLogoutService({ config, clock, db, codec: logoutCodec, cookies, clients, keys, channels, log });
+  const logout = createLogoutService({
+    config,
+    clock,
+    db,
+    codec: logoutCodec,
+    cookies,
+    clients,
+    keys,
+    channels,
+    log,
+    audit,
+  });
 
   return {
     flows,

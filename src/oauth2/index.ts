@@ -104,7 +104,7 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     changes: core.changes,
     broadcastSets: config.webfinger.jwks.broadcast_keys,
   });
-  const jwks = createJwkService({ db: core.db, sealer, clock, provider: keys });
+  const jwks = createJwkService({ db: core.db, sealer, clock, provider: keys, audit: core.audit });
   const discovery = createDiscoveryService(config, keys);
   // Both documents depend on the keys (discovery on the ID-token signing algorithm) and on the
   // configuration, which is fixed per process: they are rebuilt when a key of any process changes.
@@ -113,7 +113,7 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
 
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
-  const trust = createTrustService({ db: core.db, clock, config, sealer });
+  const trust = createTrustService({ db: core.db, clock, config, sealer, audit: core.audit });
   const flows = createFlowFeatures(core, {
     clients: clientPortOf(clients),
     keys: keyPortOf(keys),

@@ -13,7 +13,7 @@ const built = process.env.BENCH_BUILT === '1';
 const load = <T>(module: string): Promise<T> =>
   import(built ? `../../dist/src/${module}.js` : `../../src/${module}.ts`) as Promise<T>;
 const { createContainer } = await load<typeof import('../../src/container.ts')>('container');
-const { loadConfig } = await load<typeof import('../../src/core/config/load.ts')>('core/config/load');
+const { loadConfig } = await load<typeof import('../../src/config.ts')>('config');
 const { loadTaskList, startWorker } = await load<typeof import('../../src/core/jobs/runner.ts')>('core/jobs/runner');
 const { createLogger } = await load<typeof import('../../src/core/log.ts')>('core/log');
 const { serve } = await load<typeof import('../../src/server.ts')>('server');

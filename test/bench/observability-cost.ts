@@ -1,17 +1,16 @@
 /**
  * `node test/bench/observability-cost.ts`: what metrics and audit rows cost on the token and SCIM
- * paths, measured on ONE server whose per-process switches are flipped between short autocannon runs,
- * in interleaved rounds (off / metrics / metrics+audit, again and again), so that the noise of a
- * shared machine hits every mode alike. Prints the median req/s of each mode and its ratio to "off".
+ * paths, measured on two servers in one process (audit rows off and on, one database; the metrics
+ * switch flipped between short autocannon runs), in interleaved rounds (off / metrics /
+ * metrics+audit, again and again), so that the noise of a shared machine hits every mode alike. Prints the median req/s of each mode and its ratio to "off".
  * Bounded: ROUNDS (default 4) × 3 modes × 2 paths × SECONDS (default 3).
  */
 
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { loadConfig } from '../../src/config.ts';
 import { createContainer } from '../../src/container.ts';
-import { configureAudit } from '../../src/core/audit/events.ts';
-import { loadConfig } from '../../src/core/config/load.ts';
 import { createLogger } from '../../src/core/log.ts';
 import { configureMetrics } from '../../src/core/observability/metrics.ts';
 import { serve } from '../../src/server.ts';
@@ -47,7 +46,9 @@ const median = (xs: number[]) => {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
 
-// One gatehouse in this process (no worker: nothing on these paths needs one), on a fresh database.
+// Two gatehouses in this process (no worker: nothing on these paths needs one) on one fresh database:
+// audit rows are a setting of the container, so one runs with `audit.enabled` and one without; the
+// metrics switch is the process's (its registry is). Each mode runs against its server.
 const base = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
 if (!base) throw new Error('set DATABASE_URL (a PostgreSQL the user may create databases on)');
 const dbName = `gh_bench_obs_${randomBytes(4).toString('hex')}`;
@@ -56,27 +57,33 @@ await admin.connect();
 await admin.query(`CREATE DATABASE ${dbName}`);
 const dsn = new URL(base);
 dsn.pathname = `/${dbName}`;
-const container = await createContainer({
-  config: loadConfig({
-    env: {},
-    overrides: {
-      dsn: dsn.toString(),
-      dev: true,
-      'secrets.system': ['bench-system-secret-0123456789'],
-      'serve.public.port': 0,
-      'serve.admin.port': 0,
-      'serve.public.host': '127.0.0.1',
-      'serve.admin.host': '127.0.0.1',
-      'dsync.api_keys': [OBS_API_KEY],
-    },
-  }),
-  log: createLogger({ level: 'silent' }),
-  databaseUrl: dsn.toString(),
-  autoMigrate: true,
-});
-const serving = await serve(container, 'all');
-const urls = { url: serving.public?.url as string, adminUrl: serving.admin?.url as string };
+const start = async (audit: boolean) => {
+  const container = await createContainer({
+    config: loadConfig({
+      env: {},
+      overrides: {
+        dsn: dsn.toString(),
+        dev: true,
+        'secrets.system': ['bench-system-secret-0123456789'],
+        'serve.public.port': 0,
+        'serve.admin.port': 0,
+        'serve.public.host': '127.0.0.1',
+        'serve.admin.host': '127.0.0.1',
+        'dsync.api_keys': [OBS_API_KEY],
+        'audit.enabled': audit,
+      },
+    }),
+    log: createLogger({ level: 'silent' }),
+    databaseUrl: dsn.toString(),
+    autoMigrate: true,
+  });
+  const serving = await serve(container, 'all');
+  return { container, serving, urls: { url: serving.public?.url as string, adminUrl: serving.admin?.url as string } };
+};
+const servers = { off: await start(false), on: await start(true) };
 try {
+  // The clients and directories are rows of the shared database: either server answers for them.
+  const urls = servers.off.urls;
   const paths = [
     { name: 'POST /oauth2/token client_credentials (opaque)', requests: await tokenRequests(urls) },
     { name: 'SCIM PUT /Users (8 directories, no webhook)', requests: await scimRequests(urls) },
@@ -87,8 +94,7 @@ try {
     for (const p of paths)
       for (const m of MODES) {
         configureMetrics({ enabled: m.metrics });
-        configureAudit({ enabled: m.audit });
-        const r = await rps(urls.url, p.requests);
+        const r = await rps((m.audit ? servers.on : servers.off).urls.url, p.requests);
         bad += r.bad;
         const key = `${p.name}|${m.label}`;
         results.set(key, [...(results.get(key) ?? []), r.rps]);
@@ -107,8 +113,10 @@ try {
     }
   }
 } finally {
-  await serving.close(1000);
-  await container.close();
+  for (const s of [servers.on, servers.off]) {
+    await s.serving.close(1000);
+    await s.container.close();
+  }
   await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.end();
 }

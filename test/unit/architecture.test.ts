@@ -393,8 +393,6 @@ const COMPOSITION_ROOT = ['src/container.ts', 'src/config.ts'];
 
 /** Module-level `let`s that wait for work in progress elsewhere, each with its reason. */
 const MODULE_LETS: Record<string, string> = {
-  'src/core/audit/events.ts':
-    '`enabled`: read through auditEnabled() by src/oauth2/token/audit.ts (token persistence refactor in progress) and src/dsync/change/apply.ts, and switched by test/bench; it becomes a member of the audit port the container builds once they take it from there',
   'src/oauth2/store/tokens.ts': '`revocations`: src/oauth2/store/** (token persistence refactor in progress)',
   'src/core/observability/tracing.ts':
     '`active`: mirrors OpenTelemetry’s tracer provider, which is global to the process (startTracing registers it once)',

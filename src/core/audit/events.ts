@@ -1,6 +1,7 @@
 /**
  * Audit events: typed records of what an auditor asks about (who changed a client, who logged in,
- * which directory changed which user …). `audit(exec, event)` is the one call site helper:
+ * which directory changed which user …). `Audit.record(exec, event)` (one `Audit` per process, from
+ * `createAudit`) is the one way to record one:
  *
  * - it always adds the event to the active trace span (a no-op when tracing is off);
  * - with `audit.enabled` it inserts a row into `audit_events` through `exec`, which is the caller's
@@ -54,16 +55,7 @@ export interface AuditEvent {
   details?: AuditDetails;
 }
 
-let enabled = false;
-
-/** Per process, set from `audit.enabled` when the container is built. */
-export function configureAudit(o: { enabled: boolean }): void {
-  enabled = o.enabled;
-}
-
-export const auditEnabled = (): boolean => enabled;
-
-/** The columns of an `audit_events` row that `audit()` writes (the database adds id and time). */
+/** The columns of an `audit_events` row that `Audit.record` writes (the database adds id and time). */
 export type AuditRow = Omit<Selectable<AuditEventsTable>, 'id' | 'time' | 'type'> & { type: AuditType };
 
 /** The event as it is recorded: scope filled in, sanitised. */
@@ -88,28 +80,44 @@ export function auditRow(e: AuditEvent): AuditRow {
   return sanitizeLogValue(row) as AuditRow;
 }
 
-/** Records one audit event (span event always; row in `exec`'s transaction when enabled). */
-export async function audit(exec: Executor, e: AuditEvent): Promise<void> {
-  metrics.auditEvents.inc({ type: e.type });
-  const span = trace.getActiveSpan();
-  const recording = span?.isRecording() ?? false;
-  // The row (scope, sanitising) is built only when something records it.
-  if (!recording && !enabled) return;
-  const row = auditRow(e);
-  if (recording) {
-    span?.addEvent(`audit ${row.type}`, {
-      'audit.type': row.type,
-      'audit.actor.kind': row.actor_kind,
-      'audit.actor.id': row.actor_id,
-      'audit.target.kind': row.target_kind,
-      'audit.target.id': row.target_id,
-      'audit.outcome': row.outcome,
-      'audit.request_id': row.request_id,
-    });
-  }
-  if (!enabled) return;
-  await sql`insert into audit_events
-    (type, actor_kind, actor_id, target_kind, target_id, outcome, request_id, trace_id, details)
-    values (${row.type}, ${row.actor_kind}, ${row.actor_id}, ${row.target_kind}, ${row.target_id},
-      ${row.outcome}, ${row.request_id}, ${row.trace_id}, ${JSON.stringify(row.details)}::jsonb)`.execute(exec);
+/**
+ * How the process records audit events, built once by the composition root from `audit.enabled`
+ * and handed to every service that records one: nothing reads a process-wide switch.
+ */
+export interface Audit {
+  /** True when `record` writes a row through the executor it is given. */
+  recordsRows(): boolean;
+  /** Records one event: a span event always; a row in `exec`'s transaction when `recordsRows()`. */
+  record(exec: Executor, e: AuditEvent): Promise<void>;
+}
+
+export function createAudit(o: { enabled: boolean }): Audit {
+  const rows = o.enabled;
+  return {
+    recordsRows: () => rows,
+    async record(exec, e) {
+      metrics.auditEvents.inc({ type: e.type });
+      const span = trace.getActiveSpan();
+      const recording = span?.isRecording() ?? false;
+      // The row (scope, sanitising) is built only when something records it.
+      if (!recording && !rows) return;
+      const row = auditRow(e);
+      if (recording) {
+        span?.addEvent(`audit ${row.type}`, {
+          'audit.type': row.type,
+          'audit.actor.kind': row.actor_kind,
+          'audit.actor.id': row.actor_id,
+          'audit.target.kind': row.target_kind,
+          'audit.target.id': row.target_id,
+          'audit.outcome': row.outcome,
+          'audit.request_id': row.request_id,
+        });
+      }
+      if (!rows) return;
+      await sql`insert into audit_events
+        (type, actor_kind, actor_id, target_kind, target_id, outcome, request_id, trace_id, details)
+        values (${row.type}, ${row.actor_kind}, ${row.actor_id}, ${row.target_kind}, ${row.target_id},
+          ${row.outcome}, ${row.request_id}, ${row.trace_id}, ${JSON.stringify(row.details)}::jsonb)`.execute(exec);
+    },
+  };
 }

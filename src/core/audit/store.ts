@@ -1,4 +1,4 @@
-/** Reading and purging `audit_events` (writing is `audit()` in events.ts, inside the caller's transaction). */
+/** Reading and purging `audit_events` (writing is `Audit.record` in events.ts, inside the caller's transaction). */
 import { type Selectable, sql } from 'kysely';
 import { engineOf } from '../db/engine.ts';
 import type { AuditEventsTable } from '../db/schema.ts';

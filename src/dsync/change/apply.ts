@@ -25,7 +25,7 @@
  * process), so that the next write of the same group or user is planned right the first time.
  */
 import { randomUUID } from 'node:crypto';
-import { type AuditEvent, audit, auditEnabled } from '../../core/audit/events.ts';
+import type { Audit, AuditEvent } from '../../core/audit/events.ts';
 import { engineOf } from '../../core/db/engine.ts';
 import { lockNames, lockOrder } from '../../core/db/locks.ts';
 import { type Db, type Executor, retried, withTx } from '../../core/db/tx.ts';
@@ -277,7 +277,7 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-export function createApplier(db: Db) {
+export function createApplier(db: Db, audit: Audit) {
   const facts = new Facts();
   const lanes = new Map<string, { running: number; queued: Waiting[] }>();
 
@@ -355,7 +355,7 @@ export function createApplier(db: Db) {
 
   async function audited<T>(exec: Executor, r: Applied<T>, o: ApplyOptions): Promise<void> {
     const e = o.audit?.(r.events);
-    if (e) await audit(exec, e);
+    if (e) await audit.record(exec, e);
   }
 
   /**
@@ -368,7 +368,7 @@ export function createApplier(db: Db) {
     if (o.trx) return inTransaction(o.trx, directory, planner, o, seen);
     const call =
       engineOf(db) === 'postgres' &&
-      !(o.audit && auditEnabled()) &&
+      !(o.audit && audit.recordsRows()) &&
       !(o.policy.batchMode && o.policy.batchIntervalMs > 0);
     if (call) {
       const r = await settle(directory, planner, { seen, facts }, CALL_ATTEMPTS, (c) => submit(directory, o.policy, c));

@@ -4,7 +4,7 @@
  * key ring and opened on read, because Jackson's record returns them.
  */
 import { randomUUID } from 'node:crypto';
-import { audit } from '../../core/audit/events.ts';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
@@ -44,6 +44,8 @@ export interface DirectoriesOptions {
   pageLimit?: number;
   /** Change notifications: with them, `loadKept` keeps directory rows in memory (see there). */
   changes?: ChangeFeed | undefined;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 /** Directory rows kept in memory per process for SCIM requests (the oldest go first). */
@@ -215,7 +217,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     const created = await withTx(o.db, async (trx) => {
       const d = fromRow(await store.insertDirectory(trx, values));
       await emit(trx, 'dsync.created', d);
-      await audit(trx, {
+      await o.audit.record(trx, {
         type: 'dsync.directory.created',
         target: { kind: 'directory', id: d.id },
         details: { directory_type: d.type, tenant: d.tenant, product: d.product },
@@ -271,7 +273,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       const d = fromRow(row);
       // Jackson: whenever `deactivated` is given, changed or not.
       if (p.deactivated !== undefined) await emit(trx, d.deactivated ? 'dsync.deactivated' : 'dsync.activated', d);
-      await audit(trx, {
+      await o.audit.record(trx, {
         type: 'dsync.directory.changed',
         target: { kind: 'directory', id: d.id },
         details: {
@@ -298,7 +300,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       if (!row) throw notFound();
       const d = fromRow(row);
       await emit(trx, 'dsync.deleted', d);
-      await audit(trx, {
+      await o.audit.record(trx, {
         type: 'dsync.directory.deleted',
         target: { kind: 'directory', id: d.id },
         details: { directory_type: d.type, tenant: d.tenant, product: d.product },

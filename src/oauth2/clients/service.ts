@@ -5,7 +5,6 @@
  * tokens are Hydra opaque `ory_at_` tokens of which only the HMAC signature is stored.
  */
 import { randomUUID } from 'node:crypto';
-import { audit } from '../../core/audit/events.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
@@ -53,7 +52,8 @@ const dbNotFound = () => notFound('', HERODOT.dbNotFound);
  * secret hasher and cache, which the closure binds once.
  */
 export function createClientService(
-  core: Pick<OAuth2Deps, 'db' | 'config' | 'clock' | 'fetch' | 'fetchDynamic'> & Partial<Pick<OAuth2Deps, 'changes'>>,
+  core: Pick<OAuth2Deps, 'db' | 'config' | 'clock' | 'fetch' | 'fetchDynamic' | 'audit'> &
+    Partial<Pick<OAuth2Deps, 'changes'>>,
 ) {
   const { db, config, clock } = core;
   /**
@@ -150,7 +150,7 @@ export function createClientService(
         registrationSignature: reg.signature,
         dynamic: opts.dynamic,
       });
-      await audit(trx, {
+      await core.audit.record(trx, {
         type: 'oauth2.client.created',
         target: { kind: 'client', id: client.client_id },
         details: { dynamic: !!opts.dynamic },
@@ -215,8 +215,8 @@ export function createClientService(
       dynamic: old.dynamic ?? false,
     });
     const target = { kind: 'client', id: client.client_id };
-    await audit(trx, { type: 'oauth2.client.updated', target });
-    if (valid.client_secret) await audit(trx, { type: 'oauth2.client.secret_rotated', target });
+    await core.audit.record(trx, { type: 'oauth2.client.updated', target });
+    if (valid.client_secret) await core.audit.record(trx, { type: 'oauth2.client.secret_rotated', target });
     return { client, secret: valid.client_secret || undefined };
   }
 
@@ -263,7 +263,11 @@ export function createClientService(
       if (!old) throw dbNotFound();
       const client: Client = { ...old.client, ...lifespans, updated_at: now() };
       await store.replaceClient(trx, { ...old, client });
-      await audit(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id }, details: { lifespans: true } });
+      await core.audit.record(trx, {
+        type: 'oauth2.client.updated',
+        target: { kind: 'client', id },
+        details: { lifespans: true },
+      });
       return client;
     });
   }
@@ -273,7 +277,7 @@ export function createClientService(
     await writing(async (trx) => {
       if (!(await store.deleteClientById(trx, id))) throw dbNotFound();
       await deleteTokensOfClient(trx, id);
-      await audit(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });
+      await core.audit.record(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });
     });
   }
 

@@ -3,7 +3,7 @@
  * answer is a new verifier appended to the original authorization URL (`redirect_to`). Nothing is
  * written here but the audit event; the verifier carries the result back through the browser.
  */
-import { audit } from '../../core/audit/events.ts';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import { oauth2Error } from '../oauth-errors.ts';
@@ -24,6 +24,8 @@ export interface FlowsDeps {
   clock: Clock;
   codec: FlowCodec;
   clients: ClientPort;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 export type RedirectTo = { redirect_to: string };
@@ -93,7 +95,7 @@ export function createFlowsService(d: FlowsDeps) {
         },
       };
       delete next.loginError;
-      await audit(d.db, {
+      await d.audit.record(d.db, {
         type: 'oauth2.login.accepted',
         actor: { kind: 'subject', id: body.subject },
         target: { kind: 'client', id: s.clientId },
@@ -107,7 +109,7 @@ export function createFlowsService(d: FlowsDeps) {
       const s = await open('login_challenge', challenge);
       const next: FlowState = { ...s, subject: '', authTime: 0, loginError: denied(body, 'login request denied') };
       delete next.login;
-      await audit(d.db, {
+      await d.audit.record(d.db, {
         type: 'oauth2.login.rejected',
         target: { kind: 'client', id: s.clientId },
         outcome: 'failure',
@@ -139,7 +141,7 @@ export function createFlowsService(d: FlowsDeps) {
         },
       };
       delete next.consentError;
-      await audit(d.db, {
+      await d.audit.record(d.db, {
         type: 'oauth2.consent.granted',
         actor: { kind: 'subject', id: s.subject },
         target: { kind: 'client', id: s.clientId },
@@ -153,7 +155,7 @@ export function createFlowsService(d: FlowsDeps) {
       const s = await open('consent_challenge', challenge);
       const next: FlowState = { ...s, consentError: denied(body, 'consent request denied') };
       delete next.consent;
-      await audit(d.db, {
+      await d.audit.record(d.db, {
         type: 'oauth2.consent.rejected',
         actor: { kind: 'subject', id: s.subject },
         target: { kind: 'client', id: s.clientId },

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { audit } from '../../core/audit/events.ts';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { type Executor, withTx } from '../../core/db/tx.ts';
@@ -44,6 +44,8 @@ export interface JwkServiceDeps {
   sealer: KeySealer;
   clock: Clock;
   provider: KeyProvider;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 const MAX_ID = 255;
@@ -70,7 +72,11 @@ function parseJwk(raw: Record<string, unknown>, fallbackKid?: string): Jwk & { k
 
 export function createJwkService(d: JwkServiceDeps): JwkService {
   const changed = (exec: Executor, set: string, change: string, kid?: string) =>
-    audit(exec, { type: 'oauth2.jwk.set_changed', target: { kind: 'key_set', id: set }, details: { change, kid } });
+    d.audit.record(exec, {
+      type: 'oauth2.jwk.set_changed',
+      target: { kind: 'key_set', id: set },
+      details: { change, kid },
+    });
   const openAll = async (set: string) => (await listKeys(d.db, set)).map((r) => d.sealer.open(r));
 
   return {

@@ -1,5 +1,6 @@
 /** What the logout steps share: their dependencies, their outcome type and the session lookup. */
 import type { Kysely } from 'kysely';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../../core/db/schema.ts';
 import type { Logger } from '../../core/log.ts';
@@ -20,6 +21,8 @@ export interface LogoutDeps {
   keys: KeyPort;
   channels: LogoutChannels;
   log: Logger;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 /** What the public logout endpoint answers: a redirect, or the front-channel page (200 HTML). */

@@ -6,7 +6,6 @@
  * makes a second use of the same verifier harmless: it finds no session and only redirects.
  */
 
-import { audit } from '../../core/audit/events.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { hydraBody } from '../../core/http/errors.ts';
@@ -54,7 +53,7 @@ export function createLogoutService(d: LogoutDeps) {
     const ended = await withTx(d.db, async (trx) => {
       // No session: it ended already (a reused verifier, a revocation): nobody is notified twice.
       if (!(await deleteLoginSession(trx, lr.sid))) return undefined;
-      await audit(trx, {
+      await d.audit.record(trx, {
         type: 'oauth2.logout',
         actor: { kind: 'subject', id: lr.subject },
         target: { kind: 'session', id: lr.sid },

@@ -9,7 +9,7 @@
  * counts as unknown, as in Hydra.
  */
 
-import { audit } from '../../core/audit/events.ts';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../core/db/tx.ts';
 import { withTx } from '../../core/db/tx.ts';
@@ -29,6 +29,8 @@ export interface RevocationDeps {
   db: Db;
   lookup: TokenLookup;
   clientAuth: ClientAuthDeps;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 export function createRevocationService(d: RevocationDeps) {
@@ -59,7 +61,7 @@ export function createRevocationService(d: RevocationDeps) {
       }
       await withTx(d.db, async (trx) => {
         await deleteTokensOfRequests(trx, [found.row.requestId]);
-        await audit(trx, {
+        await d.audit.record(trx, {
           type: 'oauth2.tokens.revoked',
           actor: { kind: 'client', id: client.id },
           target: { kind: 'grant', id: found.row.requestId },
@@ -79,7 +81,7 @@ export function createRevocationService(d: RevocationDeps) {
       }
       await withTx(d.db, async (trx) => {
         await deleteAccessTokensOfClient(trx, clientId);
-        await audit(trx, { type: 'oauth2.tokens.revoked', target: { kind: 'client', id: clientId } });
+        await d.audit.record(trx, { type: 'oauth2.tokens.revoked', target: { kind: 'client', id: clientId } });
       });
       noteAccessTokenRevocation();
     },

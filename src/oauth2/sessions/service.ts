@@ -3,7 +3,7 @@
  * revoke consents (and every token issued under them), forget a subject's login sessions.
  */
 import type { Kysely } from 'kysely';
-import { audit } from '../../core/audit/events.ts';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
@@ -30,6 +30,8 @@ export interface SessionsDeps {
   /** Back-channel notifications of ended sessions (enqueued in the deleting transaction). */
   channels: LogoutChannels;
   log: Logger;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 export interface LoginSessionRevocation {
@@ -88,7 +90,7 @@ export function createSessionsService(d: SessionsDeps) {
       const batch = await withTx(d.db, async (trx) => {
         const { ids, clients } = await deleteLoginSessionBatch(trx, subject, from, size);
         if (ids.length)
-          await audit(trx, {
+          await d.audit.record(trx, {
             type: 'oauth2.sessions.revoked',
             target: { kind: 'subject', id: subject },
             details: { sessions: ids.length },
@@ -150,7 +152,7 @@ export function createSessionsService(d: SessionsDeps) {
         await deleteTokensOfRequests(trx, ids);
         // Consents discarded by `feature_flags.discard_skipped_consents` have no row to find.
         if ('subject' in sel) await deleteTokensOfSubject(trx, sel.subject, sel.clientId);
-        await audit(trx, {
+        await d.audit.record(trx, {
           type: 'oauth2.consent.revoked',
           target:
             'subject' in sel ? { kind: 'subject', id: sel.subject } : { kind: 'consent', id: sel.consentRequestId },
@@ -185,7 +187,7 @@ export function createSessionsService(d: SessionsDeps) {
       if (sid) {
         const notified = await withTx(d.db, async (trx) => {
           if (!(await deleteLoginSession(trx, sid))) return undefined;
-          await audit(trx, { type: 'oauth2.sessions.revoked', target: { kind: 'session', id: sid } });
+          await d.audit.record(trx, { type: 'oauth2.sessions.revoked', target: { kind: 'session', id: sid } });
           return (await d.channels.sessionsEnded(trx, [sid])).backchannel;
         });
         return { deleted: notified === undefined ? 0 : 1, notified: notified ?? 0, complete: true };

@@ -12,9 +12,9 @@
  *   locks the presented token's row (READ COMMITTED, `FOR UPDATE`), re-judges it, rotates it and
  *   stores the new pair, so parallel refreshes of one token queue on that row.
  *
- * Audit is a dependency (`AuditPort`): whether it writes rows decides the strategy per call.
+ * Audit is a dependency (`Audit`): whether it writes rows decides the strategy per call.
  */
-import type { AuditEvent } from '../../core/audit/events.ts';
+import type { Audit, AuditEvent } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Db, type Executor, isRetryableTxError, withTx } from '../../core/db/tx.ts';
 import { insertAccessTokenGrouped } from './token-batch.ts';
@@ -34,14 +34,6 @@ import {
   type RefreshRecord,
   spendIssuing,
 } from './tokens.ts';
-
-/** How token issuance records audit events; handed in by the domain's wiring. */
-export interface AuditPort {
-  /** True while `record` writes a row through the executor it is given (read per call). */
-  recordsRows(): boolean;
-  /** Records one event (a row in `exec`'s transaction when `recordsRows()`). */
-  record(exec: Executor, event: AuditEvent): Promise<void>;
-}
 
 /** A refresh token to rotate: what the locked row must satisfy, and what reuse revokes. */
 export interface Rotation {
@@ -75,11 +67,11 @@ export interface TokenPlan {
 export type PlanOutcome = 'stored' | 'spent' | 'gone' | 'reused' | 'contended';
 
 export interface PlanDeps {
-  audit: AuditPort;
+  audit: Audit;
   clock: Clock;
 }
 
-async function record(exec: Executor, events: readonly AuditEvent[], audit: AuditPort): Promise<void> {
+async function record(exec: Executor, events: readonly AuditEvent[], audit: Audit): Promise<void> {
   for (const e of events) await audit.record(exec, e);
 }
 
@@ -92,7 +84,7 @@ async function writeRows(exec: Executor, spend: OneTime | { kind: 'none' }, plan
 }
 
 /** Deletes every token of a grant and records why, in one transaction. */
-export function revokeGrant(db: Db, requestId: string, event: AuditEvent, audit: AuditPort): Promise<void> {
+export function revokeGrant(db: Db, requestId: string, event: AuditEvent, audit: Audit): Promise<void> {
   return withTx(db, async (trx) => {
     await deleteTokensOfRequests(trx, [requestId]);
     await audit.record(trx, event);

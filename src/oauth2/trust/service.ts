@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { audit } from '../../core/audit/events.ts';
+import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
@@ -34,6 +34,8 @@ export interface TrustDeps {
   clock: Clock;
   config: OAuth2Config;
   sealer: KeySealer;
+  /** Records audit events (rows with `audit.enabled`). */
+  audit: Audit;
 }
 
 /** A key an assertion may be verified with, and the relationship it belongs to. */
@@ -103,7 +105,7 @@ export function createTrustService(d: TrustDeps) {
           await insertKeys(trx, [d.sealer.seal(grant.keySet, jwk, now)]);
         }
         await insertTrustedIssuer(trx, grant);
-        await audit(trx, {
+        await d.audit.record(trx, {
           type: 'oauth2.trust.changed',
           target: { kind: 'trust', id: grant.id },
           details: { change: 'created', issuer: grant.issuer, scope: grant.scope },
@@ -144,7 +146,7 @@ export function createTrustService(d: TrustDeps) {
         const t = await deleteTrustedIssuer(trx, key);
         if (!t) throw dbNotFound();
         if ((await countIssuersOfKey(trx, t.keySet, t.keyId)) === 0) await deleteKey(trx, t.keySet, t.keyId);
-        await audit(trx, {
+        await d.audit.record(trx, {
           type: 'oauth2.trust.changed',
           target: { kind: 'trust', id: key },
           details: { change: 'deleted', issuer: t.issuer },

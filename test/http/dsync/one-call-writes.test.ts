@@ -40,7 +40,7 @@ function statementPath(d: DirectoryRecord): Ask {
     db: tagged.db,
     directories: services.directories,
     delivery: services.policy,
-    applier: createApplier(tagged.db),
+    applier: createApplier(tagged.db, oneCall.container.audit),
   });
   return async (method, path, body) => {
     const [, resourceType, resourceId] = path.split('/');

@@ -6,7 +6,6 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { audit } from '../../../src/core/audit/events.ts';
 import { purgeAuditEvents } from '../../../src/core/audit/store.ts';
 import { withTx } from '../../../src/core/db/tx.ts';
 import { runInScope } from '../../../src/core/observability/scope.ts';
@@ -308,13 +307,16 @@ describe('transactions, append-only storage and sanitising', () => {
       withTx(t.container.db, async (trx) => {
         await sql`insert into oauth2_jti_blacklist (nid, signature, expires_at)
           values ('00000000-0000-4000-8000-000000000000', 'rolled-back', now())`.execute(trx);
-        await audit(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id: 'rolled-back' } });
+        await t.container.audit.record(trx, {
+          type: 'oauth2.client.updated',
+          target: { kind: 'client', id: 'rolled-back' },
+        });
         throw new Error('the change fails after its audit event was written');
       }),
     ).rejects.toThrow(/fails after/);
     expect(await count()).toBe(before);
     await withTx(t.container.db, (trx) =>
-      audit(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id: 'committed' } }),
+      t.container.audit.record(trx, { type: 'oauth2.client.updated', target: { kind: 'client', id: 'committed' } }),
     );
     expect(await count()).toBe(before + 1);
   });
@@ -329,7 +331,7 @@ describe('transactions, append-only storage and sanitising', () => {
 
   it('passes every event through the log sanitiser: no secret, token or address', async () => {
     await runInScope({ requestId: 'sanitise-1', listener: 'admin' }, () =>
-      audit(t.container.db, {
+      t.container.audit.record(t.container.db, {
         type: 'oauth2.client.updated',
         target: { kind: 'client', id: 'from 10.1.2.3' },
         details: {

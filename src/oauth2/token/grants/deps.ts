@@ -1,10 +1,11 @@
 /** What the grant handlers need, and what they hand back. */
 import type { Kysely } from 'kysely';
+import type { Audit } from '../../../core/audit/events.ts';
 import type { Clock } from '../../../core/clock.ts';
 import type { Database } from '../../../core/db/schema.ts';
 import type { OAuth2Config } from '../../deps.ts';
 import type { SessionCodec } from '../../session-data.ts';
-import type { AuditPort, PlanOutcome } from '../../store/token-plan.ts';
+import type { PlanOutcome } from '../../store/token-plan.ts';
 import type { TrustService } from '../../trust/service.ts';
 import type { IssuedTokens, TokenIssuer } from '../issue.ts';
 
@@ -15,7 +16,7 @@ export interface GrantDeps {
   sessions: SessionCodec;
   issuer: TokenIssuer;
   /** Audit events of issuance and reuse; whether it writes rows picks how a plan is stored. */
-  audit: AuditPort;
+  audit: Audit;
   /** Trusted JWT-bearer issuers and their keys (RFC 7523 grant). */
   trust: Pick<TrustService, 'keysFor'>;
   /** Accepted `aud` values of assertions: the public token URL and the issuer-derived one. */
