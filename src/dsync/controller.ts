@@ -5,6 +5,11 @@
  * - `users`/`groups`/`webhookLogs.setTenantAndProduct(t, p)` binds the object it is called on (as
  *   Jackson, so two statements work) and returns a new bound object that nothing else changes (the
  *   safe form under concurrency: Jackson's shared singletons raced between requests).
+ * - For compatibility only, `requests.handle` binds the shared `users` (and, for a Groups request,
+ *   `groups`) to the tenant and product of the directory it served, once the request is
+ *   authenticated, as Jackson's request handlers did: code written against Jackson calls
+ *   `users.delete(id)` right after a SCIM request. Concurrent requests move that binding; the
+ *   objects `setTenantAndProduct` returns never move.
  * - The write side (`users.create`, `groups.addUserToGroup`, …, writes.ts) emits the events of the
  *   equivalent SCIM request, in its transaction (Jackson's store writes emitted none).
  * - A callback (`requests.handle`'s, or `dsync.callback`) is the event sink, as in Jackson: it is
@@ -254,12 +259,23 @@ export interface ControllerOptions {
 
 export function createDirectorySyncController(s: DsyncServices, o: ControllerOptions = {}) {
   const ctx: Ctx = { s, callback: o.callback, webhooksWithCallback: o.webhooksWithCallback === true, log: o.log };
+  const users = usersApi(ctx);
+  const groups = groupsApi(ctx);
   /** `{status, data}`; errors become SCIM error bodies, as Jackson's handler returns them. */
   async function handle(request: DirectorySyncRequest, callback?: EventCallback): Promise<DirectorySyncResponse> {
     let result: Awaited<ReturnType<DsyncServices['scim']['handle']>>;
     const cb = callback ?? o.callback;
     try {
-      result = await s.scim.handle(request, cb && !ctx.webhooksWithCallback ? { webhooks: false } : {});
+      result = await s.scim.handle(request, {
+        ...(cb && !ctx.webhooksWithCallback ? { webhooks: false } : {}),
+        admitted: (d, kind) => {
+          // Jackson's binding (compatibility only, see the head of this file): the shared objects
+          // follow the directory of the last authenticated request, users after a Users request,
+          // users and groups after a Groups request.
+          users.setTenantAndProduct(d.tenant, d.product);
+          if (kind === 'groups') groups.setTenantAndProduct(d.tenant, d.product);
+        },
+      });
     } catch (e) {
       if (!isAppError(e)) o.log?.error({ err: e }, 'directory sync request failed');
       const err = isAppError(e) ? e : new AppError({ status: 500, code: 'scim', description: 'Internal Server Error' });
@@ -290,8 +306,8 @@ export function createDirectorySyncController(s: DsyncServices, o: ControllerOpt
         envelope(() => s.directories.filterBy(p)),
       getCount: () => s.directories.count(),
     },
-    users: usersApi(ctx),
-    groups: groupsApi(ctx),
+    users,
+    groups,
     webhookLogs: webhookLogsApi(ctx),
     requests: { handle },
     providers: () => ({ ...DIRECTORY_TYPES }),

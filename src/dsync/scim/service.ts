@@ -144,11 +144,16 @@ export function createScimService(o: {
    * gatehouse's own callers (the Google Workspace sync): no bearer secret is checked and cloud
    * directories are accepted. It is never set from HTTP or by the library's `requests.handle`.
    * `webhooks: false`: the events are stored but no webhook is queued (a library callback is the
-   * event sink).
+   * event sink). `admitted` is called once the request is authenticated for an active directory,
+   * before the write (the library's `requests.handle` binds its shared store objects there).
    */
   async function handle(
     req: DirectorySyncRequest,
-    opts: { trusted?: boolean; webhooks?: boolean } = {},
+    opts: {
+      trusted?: boolean;
+      webhooks?: boolean;
+      admitted?: (directory: Directory, kind: 'users' | 'groups') => void;
+    } = {},
   ): Promise<ScimResult> {
     const policy = opts.webhooks === false ? { ...o.delivery, webhooks: false } : o.delivery;
     const seen: { type?: string } = {};
@@ -162,7 +167,7 @@ export function createScimService(o: {
         outcome: String(status),
       });
     try {
-      const r = await dispatch(req, opts.trusted === true, policy, seen);
+      const r = await dispatch(req, opts.trusted === true, policy, seen, opts.admitted);
       count(r.status);
       return r;
     } catch (e) {
@@ -179,6 +184,7 @@ export function createScimService(o: {
     trusted: boolean,
     policy: DeliveryPolicy,
     seen: { type?: string },
+    admitted?: (directory: Directory, kind: 'users' | 'groups') => void,
   ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
     if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
@@ -190,6 +196,7 @@ export function createScimService(o: {
     if (!ok && !trusted) throw scimError(401, 'Unauthorized');
     setActor({ kind: 'directory', id: directory.id });
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
+    admitted?.(directory, kind);
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
     if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');

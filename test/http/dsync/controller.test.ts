@@ -235,4 +235,32 @@ describe('requests.handle, users and groups', () => {
     expect(pages.map((p) => p.data?.length)).toEqual([2, 2, 1]);
     expect(await groups.getGroupMembers({ groupId: 'nope' })).toEqual({ data: [] });
   });
+  it("binds the shared users and groups to the directory of the last authenticated request, as Jackson's handlers did", async () => {
+    // A controller of its own: what this test binds stays here.
+    const c = s.container.dsync.controller();
+    const a = (await c.directories.create({ ...dirInput, tenant: 'bind-a' })).data!;
+    const b = (await c.directories.create({ ...dirInput, tenant: 'bind-b' })).data!;
+    const req = (dir: typeof a, resourceType: string, body: unknown, apiSecret = dir.scim.secret) =>
+      c.requests.handle({ method: 'POST', directoryId: dir.id, resourceType, apiSecret, body, query: {} });
+
+    const safe = c.users.setTenantAndProduct('bind-b', dirInput.product);
+    const userA = (await req(a, 'Users', { userName: 'bound@example.com' })).data as { id: string };
+    // Jackson's tests delete right after the request, with no setTenantAndProduct of their own.
+    expect(await c.users.get(userA.id)).toMatchObject({ data: { id: userA.id, directoryId: a.id }, error: null });
+    expect(await c.groups.get('x')).toEqual({
+      data: null,
+      error: { message: 'Set tenant and product before using store.', code: 500 },
+    });
+    // A refused request moves nothing: the shared users stay on directory A.
+    expect((await req(b, 'Users', { userName: 'x@example.com' }, 'wrong')).status).toBe(401);
+    expect((await c.users.get(userA.id)).data?.id).toBe(userA.id);
+    // A Groups request binds users and groups to its directory.
+    const groupB = (await req(b, 'Groups', { displayName: 'B' })).data as { id: string };
+    expect((await c.groups.get(groupB.id)).data?.id).toBe(groupB.id);
+    expect((await c.users.get(userA.id)).error).toEqual({ message: 'User not found', code: 404 });
+    expect(await c.users.delete(userA.id)).toMatchObject({ error: { code: 404 } });
+    // The object setTenantAndProduct returned never moved.
+    expect((await safe.get(userA.id)).error).toEqual({ message: 'User not found', code: 404 });
+    expect((await c.users.setTenantAndProduct('bind-a', dirInput.product).delete(userA.id)).error).toBeNull();
+  });
 });
