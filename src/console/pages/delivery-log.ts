@@ -1,7 +1,8 @@
 /**
- * The console's delivery log of a directory: every attempt to post to its webhook (newest first,
- * with a chart of the last hour), one attempt with the body sent, and re-enqueueing the directory's
- * failed deliveries.
+ * The console's delivery log of a directory: one row per event queued for its webhook (pending
+ * until its first attempt, then the outcome of the last) and one per batch POST, newest first, with
+ * a chart of the attempts of the last hour; one row with the body sent; and re-enqueueing the
+ * directory's failed deliveries.
  */
 import { AppError } from '../../core/errors.ts';
 import type { Registrar } from '../../core/http/routes.ts';
@@ -38,10 +39,16 @@ const MINUTE = 60_000;
 /** Pages of the delivery log the chart reads at most (so at most 500 attempts of the last hour). */
 const CHART_PAGES = 10;
 
-/** Per-minute delivered/failed attempts of the last hour (60 slots, oldest first) from a newest-first reader. */
+/**
+ * Per-minute delivered/failed attempts of the last hour (60 slots, oldest first) from a newest-first
+ * reader. A row counts its attempts in the minute its last one ended: a delivered row one delivered
+ * and `attempt - 1` failed, a failed row `attempt` failed, a pending row none.
+ */
 export async function attemptsPerMinute(
   now: number,
-  read: (page: number) => Promise<Array<{ created_at: string; delivered: boolean }>>,
+  read: (
+    page: number,
+  ) => Promise<Array<{ created_at: string; completed_at: string | null; delivered: boolean; attempt: number }>>,
 ): Promise<{ delivered: number[]; failed: number[]; complete: boolean }> {
   const end = Math.floor(now / MINUTE) * MINUTE + MINUTE;
   const start = end - 60 * MINUTE;
@@ -50,16 +57,24 @@ export async function attemptsPerMinute(
   for (let p = 0; p < CHART_PAGES; p++) {
     const rows = await read(p);
     for (const l of rows) {
-      const at = Date.parse(l.created_at);
-      if (at < start) return { delivered, failed, complete: true };
+      // Rows are newest first by when they were queued: none after this one ended within the hour.
+      if (Date.parse(l.created_at) < start) return { delivered, failed, complete: true };
+      if (l.completed_at === null) continue;
+      const at = Date.parse(l.completed_at);
+      if (at < start) continue;
       const slot = Math.min(59, Math.floor((at - start) / MINUTE));
-      const series = l.delivered ? delivered : failed;
-      series[slot] = (series[slot] ?? 0) + 1;
+      const failures = l.delivered ? Math.max(0, l.attempt - 1) : Math.max(1, l.attempt);
+      if (l.delivered) delivered[slot] = (delivered[slot] ?? 0) + 1;
+      failed[slot] = (failed[slot] ?? 0) + failures;
     }
     if (rows.length < PAGE) return { delivered, failed, complete: true };
   }
   return { delivered, failed, complete: false };
 }
+
+/** A row's result: pending (queued, not tried yet), delivered, or failed. */
+const result = (l: { status: string }) =>
+  l.status === 'failed' ? '<strong>failed</strong>' : l.status === 'pending' ? 'pending' : 'delivered';
 
 export function deliveryLogPages(env: ConsoleEnv, r: Registrar): void {
   const dsync = env.c.dsync.services;
@@ -74,8 +89,8 @@ export function deliveryLogPages(env: ConsoleEnv, r: Registrar): void {
     const rows = logs.map((l) => [
       `<a href="${dirPath(d.id)}/webhook-logs/${encodeURIComponent(l.id)}">${when(l.created_at)}</a>`,
       e(logEvents(l.payload)),
-      String(l.status_code),
-      l.delivered ? 'delivered' : '<strong>failed</strong>',
+      l.status_code === null ? '–' : String(l.status_code),
+      result(l),
       String(l.attempt),
       e(firstLine(l.error)),
     ]);
@@ -97,10 +112,10 @@ export function deliveryLogPages(env: ConsoleEnv, r: Registrar): void {
 ${perMinute.complete ? '' : `<p class="muted">The chart shows the newest ${CHART_PAGES * PAGE} attempts of the last hour only.</p>`}
 ${
   d.log_webhook_events
-    ? '<p>Every delivery attempt to the webhook, newest first.</p>'
-    : '<p class="notice">Delivery logging is off for this directory (<code>log_webhook_events</code>): new attempts are not recorded. Failed deliveries are on the <a href="/console/webhooks">Webhooks</a> page either way.</p>'
+    ? '<p>Every event queued for the webhook (pending until its first attempt, then the outcome of its last) and every batch POST, newest first.</p>'
+    : '<p class="notice">Delivery logging is off for this directory (<code>log_webhook_events</code>): new deliveries are not recorded. Failed deliveries are on the <a href="/console/webhooks">Webhooks</a> page either way.</p>'
 }
-${table('Delivery attempts', ['Started', 'Event', 'Status code', 'Result', 'Attempt', 'Error'], rows, 'No delivery attempts recorded.')}
+${table('Deliveries', ['Queued', 'Event', 'Status code', 'Result', 'Attempts', 'Error'], rows, 'No deliveries recorded.')}
 ${pager(`${dirPath(d.id)}/webhook-logs`, page, logs.length, 'Delivery log')}
 <div class="actions">${postButton(`${dirPath(d.id)}/webhooks/retry`, 'Re-enqueue failed deliveries of this directory', env.session(ctx).csrf)}</div>`;
     env.page(ctx, `Delivery log of ${d.name || d.id}`, body);
@@ -109,20 +124,21 @@ ${pager(`${dirPath(d.id)}/webhook-logs`, page, logs.length, 'Delivery log')}
   r.get('/directories/:id/webhook-logs/:lid', async function consoleDirectoryLog(ctx) {
     const d = await loadDirectory(dsync, ctx);
     const l = await dsync.webhookLogs.get({ directoryId: d.id }, ctx.params.lid);
-    if (!l) throw new AppError({ status: 404, code: 'not_found', description: 'No such delivery attempt.' });
+    if (!l) throw new AppError({ status: 404, code: 'not_found', description: 'No such delivery.' });
     const body = `${subNav(ctx, d)}
 <dl>
-<dt>Started</dt><dd>${when(l.created_at)}</dd>
-<dt>Completed</dt><dd>${when(l.completed_at)}</dd>
+<dt>Queued</dt><dd>${when(l.created_at)}</dd>
+<dt>Last attempt ended</dt><dd>${l.completed_at ? when(l.completed_at) : 'not yet'}</dd>
+<dt>Took</dt><dd>${l.duration_ms === null ? '–' : `${l.duration_ms} ms`}</dd>
 <dt>Endpoint</dt><dd><code>${e(l.webhook_endpoint)}</code></dd>
-<dt>Status code</dt><dd>${l.status_code}</dd>
-<dt>Result</dt><dd>${l.delivered ? 'delivered' : 'failed'}</dd>
-<dt>Attempt</dt><dd>${l.attempt}</dd>
+<dt>Status code</dt><dd>${l.status_code === null ? '–' : l.status_code}</dd>
+<dt>Result</dt><dd>${result(l)}</dd>
+<dt>Attempts</dt><dd>${l.attempt}</dd>
 <dt>Error</dt><dd>${e(l.error ?? 'none')}</dd>
 </dl>
-<h2>Body sent</h2>
+<h2>${l.status === 'pending' ? 'Event queued' : 'Body sent'}</h2>
 <pre>${e(pretty(l.payload))}</pre>`;
-    env.page(ctx, 'Delivery attempt', body);
+    env.page(ctx, 'Delivery', body);
   });
 
   r.post('/directories/:id/webhooks/retry', async function consoleDirectoryRetry(ctx) {

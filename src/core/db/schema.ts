@@ -307,6 +307,8 @@ export interface DsyncWebhookOutboxTable {
   seq: number;
   mode: 'realtime' | 'batch';
   job_id: number | null;
+  /** The event's webhook log row was written when it was queued (sql/0280). */
+  logged: Generated<boolean>;
   created_at: Generated<Date>;
 }
 
@@ -345,14 +347,21 @@ export interface DsyncWebhookBackoffTable {
 export interface DsyncWebhookLogsTable {
   id: string;
   directory_id: string;
+  /** The event of a real-time log row (one row per event); null for batch POSTs and embedder logs. */
+  event_id: string | null;
   webhook_endpoint: string;
   payload: Json<unknown>;
-  status_code: number;
+  /** `pending`, `delivered`, `failed`; null on rows written before sql/0280. */
+  status: 'pending' | 'delivered' | 'failed' | null;
+  /** Null while pending. */
+  status_code: number | null;
   delivered: boolean;
   error: string | null;
   attempt: number;
   created_at: Timestamp;
-  completed_at: Timestamp;
+  /** Null while pending. */
+  completed_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  duration_ms: number | null;
 }
 
 export interface WorkerPoolsTable {

@@ -148,7 +148,7 @@ export function createDeliveryService(o: DeliveryOptions) {
 
   async function drop(directoryId: string, sender: outbox.SenderRef, reason: string): Promise<DeliverOutcome> {
     let events = 0;
-    do events += await outbox.dropQueued(o.db, directoryId, 'realtime');
+    do events += await outbox.dropQueued(o.db, directoryId, 'realtime', undefined, reason);
     while (!(await release(directoryId, sender)));
     // A deleted directory's events went with it (the count is unknown here): say so anyway.
     if (events || reason === 'directory deleted') o.log.info({ directoryId, events, reason }, 'webhook events dropped');
@@ -229,8 +229,8 @@ export function createDeliveryService(o: DeliveryOptions) {
           const body = JSON.stringify(wireEvent(row));
           const a = await postWebhook(o.fetch, o.clock, target, body, keepAlive);
           if (a.delivered) metrics.webhookLatency.observe(Math.max(0, Date.now() - row.createdAt.getTime()) / 1000);
-          if (directory.logWebhookEvents)
-            await o.logs.record(o.db, directory.id, target.endpoint, body, a, job.attempt);
+          if (row.logged || directory.logWebhookEvents)
+            await o.logs.record(o.db, directory.id, target.endpoint, body, a, job.attempt, row.id);
           if (!a.delivered) {
             await flush();
             const message = `webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`;

@@ -1,9 +1,12 @@
 /**
  * Webhook logs (Jackson `webhookLogs`, exposed as `/api/v1/dsync/events`).
- * When a directory has `log_webhook_events`, every POST attempt (real-time event or batch array)
- * is recorded: the exact body, the status code (500 when no answer came, as Jackson), delivered
- * (any 2xx), the error (address-free, never the secret), the attempt number, and when it started
- * and ended. Nothing is recorded when the flag is off. Logs older than `dsync.webhook_logs_ttl`
+ * When a directory has `log_webhook_events`, each real-time event has one log row, written
+ * `pending` when the event is queued (in the change's transaction, store/events.ts and sql/0280)
+ * and updated by every POST attempt; each batch POST (an array) has a row of its own. A row holds
+ * the exact body of the last attempt (the stored event while pending), the status (`pending`,
+ * `delivered`, `failed`), the status code (500 when no answer came, as Jackson), delivered (any
+ * 2xx), the error (address-free, never the secret), the attempt number, when it was queued, when
+ * the last attempt ended and how long it took. Nothing is recorded when the flag is off. Logs older than `dsync.webhook_logs_ttl`
  * are purged by the crontab task `dsync_webhook_logs_purge` in bounded batches.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,31 +18,43 @@ import * as store from '../store/webhook-logs.ts';
 import { directoryIdOrNil, isUuid, type PageParams, page, type Scope, type ScopeQuery } from '../types.ts';
 import type { WebhookAttempt } from './webhook.ts';
 
-/** Jackson's WebhookEventLog, plus `directory_id`, `error`, `attempt` and `completed_at`. */
+/**
+ * Jackson's WebhookEventLog, plus `directory_id`, `event_id`, `status`, `error`, `attempt`,
+ * `completed_at` and `duration_ms`. While pending: `status_code`, `completed_at` and `duration_ms`
+ * are null and `attempt` is 0.
+ */
 export interface WebhookLogRecord {
   id: string;
   directory_id: string;
+  /** The real-time event of this row; null for a batch POST or a row logged by the embedder. */
+  event_id: string | null;
   webhook_endpoint: string;
   payload: unknown;
-  status_code: number;
+  status: 'pending' | 'delivered' | 'failed';
+  status_code: number | null;
   delivered: boolean;
   error: string | null;
   attempt: number;
   created_at: string;
-  completed_at: string;
+  completed_at: string | null;
+  duration_ms: number | null;
 }
 
 const toRecord = (r: store.WebhookLogRow): WebhookLogRecord => ({
   id: r.id,
   directory_id: r.directory_id,
+  event_id: r.event_id,
   webhook_endpoint: r.webhook_endpoint,
   payload: r.payload,
+  // Rows written before sql/0280 have no status: each was one finished attempt.
+  status: r.status ?? (r.delivered ? 'delivered' : 'failed'),
   status_code: r.status_code,
   delivered: r.delivered,
   error: r.error,
   attempt: r.attempt,
   created_at: r.created_at.toISOString(),
-  completed_at: r.completed_at.toISOString(),
+  completed_at: r.completed_at ? r.completed_at.toISOString() : null,
+  duration_ms: r.duration_ms,
 });
 
 const logScope = (s: Scope): store.LogScope => ({
@@ -52,6 +67,11 @@ const logScope = (s: Scope): store.LogScope => ({
 export const PURGE_BATCH = 1000;
 export const PURGE_BATCHES_PER_RUN = 50;
 
+/**
+ * The webhook logs of the directories: what delivery records, what an embedder logs itself, the
+ * v1 API's reads and deletes, and the purge.
+ * Long: every operation shares the directory scope check and the row mapping, which the closure binds.
+ */
 export function createWebhookLogsService(o: {
   db: Db;
   clock: Clock;
@@ -59,7 +79,10 @@ export function createWebhookLogsService(o: {
   ttlMs: number;
   pageLimit?: number;
 }) {
-  /** Records one attempt (the caller checked `log_webhook_events`). */
+  /**
+   * Records one attempt (the caller checked `log_webhook_events`, or that the event was logged when
+   * it was queued): the row of `eventId` (a real-time event), or a row of its own (a batch POST).
+   */
   async function record(
     exec: Executor,
     directoryId: string,
@@ -67,10 +90,12 @@ export function createWebhookLogsService(o: {
     body: string,
     a: WebhookAttempt,
     attempt: number,
+    eventId?: string,
   ): Promise<void> {
     await store.insertLog(exec, {
       id: randomUUID(),
       directoryId,
+      eventId,
       endpoint,
       body,
       statusCode: a.status,
@@ -116,14 +141,17 @@ export function createWebhookLogsService(o: {
     return {
       id: row.id,
       directory_id: row.directoryId,
+      event_id: null,
       webhook_endpoint: row.endpoint,
       payload: payload ?? null,
+      status: row.delivered ? 'delivered' : 'failed',
       status_code: row.statusCode,
       delivered: row.delivered,
       error: null,
       attempt: 1,
       created_at: now.toISOString(),
       completed_at: now.toISOString(),
+      duration_ms: 0,
     };
   }
 

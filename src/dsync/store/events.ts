@@ -24,7 +24,8 @@ export interface NewEvents {
 /**
  * Writes a change's events in one statement: takes the next sequence numbers (the `UPDATE` of the
  * directory row locks it until the transaction ends, so numbers follow commit order; after waiting
- * for that lock it sees the latest `event_seq`), inserts the events and their outbox rows.
+ * for that lock it sees the latest `event_seq`), inserts the events, their outbox rows and, with
+ * `log_webhook_events` in real-time mode, their pending webhook log rows.
  * Undefined when the directory is gone; the caller rolls back when it is deactivated. The first
  * event's seq is `before + 1`. (The sender check must be a statement of its own, after this one:
  * this statement's snapshot predates the lock wait; see store/outbox.ts claimSender.)
@@ -38,16 +39,25 @@ export async function writeEvents(
   const { rows } = await sql<{ before: string; deactivated: boolean }>`
     with seq as (
       update dsync_directories set event_seq = event_seq + ${n}::bigint where id = ${w.directoryId}::uuid
-      returning event_seq - ${n}::bigint as before, deactivated
+      returning event_seq - ${n}::bigint as before, deactivated,
+        (log_webhook_events and ${mode}::text = 'realtime') as logged, webhook_endpoint
     ), ev as (
       insert into dsync_events (id, directory_id, seq, event, payload, created_at)
       select (t.e ->> 'id')::uuid, ${w.directoryId}::uuid, seq.before + t.ord, t.e ->> 'event', t.e -> 'payload',
         ${w.createdAt}::timestamptz
       from seq, json_array_elements(${JSON.stringify(w.events)}::json) with ordinality as t(e, ord)
-      returning id, seq
+      returning id, seq, payload
     ), ob as (
-      insert into dsync_webhook_outbox (event_id, directory_id, seq, mode, job_id)
-      select ev.id, ${w.directoryId}::uuid, ev.seq, ${mode}::text, null from ev where ${mode}::text is not null
+      insert into dsync_webhook_outbox (event_id, directory_id, seq, mode, job_id, logged)
+      select ev.id, ${w.directoryId}::uuid, ev.seq, ${mode}::text, null, seq.logged from ev, seq
+      where ${mode}::text is not null
+    ), lg as (
+      -- With log_webhook_events, a real-time event's log row is written now, pending (sql/0280).
+      insert into dsync_webhook_logs (id, directory_id, event_id, webhook_endpoint, payload, status, status_code,
+        delivered, error, attempt, created_at, completed_at, duration_ms)
+      select gen_random_uuid(), ${w.directoryId}::uuid, ev.id, seq.webhook_endpoint, ev.payload, 'pending', null,
+        false, null, 0, ${w.createdAt}::timestamptz, null, null
+      from ev, seq where seq.logged
     )
     select before, deactivated from seq`.execute(db);
   const r = rows[0];

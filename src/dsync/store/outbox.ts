@@ -23,7 +23,8 @@ export async function tryLockBatch(db: Executor, directoryId: string): Promise<b
   return rows[0]?.ok === true;
 }
 
-export type QueuedEvent = EventRow & { jobId: number | null };
+/** `logged`: its webhook log row was written when it was queued (attempts update it). */
+export type QueuedEvent = EventRow & { jobId: number | null; logged: boolean };
 
 const queuedColumns = [
   'e.id',
@@ -33,6 +34,7 @@ const queuedColumns = [
   'e.payload',
   'e.created_at',
   'o.job_id',
+  'o.logged',
   'o.created_at as queued_at',
 ] as const;
 
@@ -44,6 +46,7 @@ type QueuedRow = {
   payload: unknown;
   created_at: Date;
   job_id: number | null;
+  logged: boolean;
   queued_at: Date;
 };
 
@@ -55,6 +58,7 @@ const toQueued = (r: QueuedRow): QueuedEvent & { queuedAt: Date } => ({
   payload: r.payload as DirectorySyncEvent,
   createdAt: r.created_at,
   jobId: r.job_id === null ? null : Number(r.job_id),
+  logged: r.logged,
   queuedAt: r.queued_at,
 });
 
@@ -113,11 +117,26 @@ export async function markDelivered(db: Executor, eventIds: string[], at: Date):
 }
 
 /** Drops a directory's undelivered events of one mode (optionally only a job's). */
-export async function dropQueued(db: Executor, directoryId: string, mode: DeliveryMode, jobId?: number) {
-  let q = db.deleteFrom('dsync_webhook_outbox').where('directory_id', '=', directoryId).where('mode', '=', mode);
-  if (jobId !== undefined) q = q.where('job_id', '=', jobId);
-  const r = await q.executeTakeFirst();
-  return Number(r.numDeletedRows);
+export async function dropQueued(
+  db: Executor,
+  directoryId: string,
+  mode: DeliveryMode,
+  jobId?: number,
+  reason = 'dropped',
+): Promise<number> {
+  // The pending log rows of the dropped events end as failed, with the reason (nothing was sent).
+  const { rows } = await sql<{ n: string }>`
+    with d as (
+      delete from dsync_webhook_outbox
+      where directory_id = ${directoryId}::uuid and mode = ${mode}
+        ${jobId !== undefined ? sql`and job_id = ${jobId}` : sql``}
+      returning event_id, logged
+    ), l as (
+      update dsync_webhook_logs set status = 'failed', error = ${`not delivered: ${reason}`}, completed_at = now()
+      where event_id in (select event_id from d where logged) and status = 'pending'
+    )
+    select count(*) as n from d`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 // --- real-time senders (sql/0181_dsync_webhook_senders.sql, sql/0200_job_outbox.sql) ------------

@@ -1,5 +1,8 @@
-/** dsync_webhook_logs: one row per webhook POST attempt of directories with `log_webhook_events`. */
-import type { Selectable } from 'kysely';
+/**
+ * dsync_webhook_logs, for directories with `log_webhook_events`: one row per real-time event
+ * (written pending when it is queued, updated by each attempt) and one per batch POST.
+ */
+import { type Selectable, sql } from 'kysely';
 import type { DsyncWebhookLogsTable } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 
@@ -8,6 +11,8 @@ export type WebhookLogRow = Selectable<DsyncWebhookLogsTable>;
 export interface NewWebhookLog {
   id: string;
   directoryId: string;
+  /** The real-time event this POST delivered (its row is updated), or undefined (a row per POST). */
+  eventId?: string | undefined;
   endpoint: string;
   /** The exact body sent. */
   body: string;
@@ -19,22 +24,32 @@ export interface NewWebhookLog {
   completedAt: Date;
 }
 
+/**
+ * Records one POST: a new row, or, for a real-time event, the update of its row (written pending
+ * when the event was queued; inserted here when it was not, e.g. the flag was turned on after).
+ */
 export async function insertLog(db: Executor, l: NewWebhookLog): Promise<void> {
-  await db
-    .insertInto('dsync_webhook_logs')
-    .values({
-      id: l.id,
-      directory_id: l.directoryId,
-      webhook_endpoint: l.endpoint,
-      payload: l.body,
-      status_code: l.statusCode,
-      delivered: l.delivered,
-      error: l.error,
-      attempt: l.attempt,
-      created_at: l.createdAt,
-      completed_at: l.completedAt,
-    })
-    .execute();
+  const outcome = {
+    webhook_endpoint: l.endpoint,
+    payload: l.body,
+    status: l.delivered ? ('delivered' as const) : ('failed' as const),
+    status_code: l.statusCode,
+    delivered: l.delivered,
+    error: l.error,
+    attempt: l.attempt,
+    completed_at: l.completedAt,
+    duration_ms: Math.max(0, l.completedAt.getTime() - l.createdAt.getTime()),
+  };
+  const q = db.insertInto('dsync_webhook_logs').values({
+    id: l.id,
+    directory_id: l.directoryId,
+    event_id: l.eventId ?? null,
+    created_at: l.createdAt,
+    ...outcome,
+  });
+  // The row keeps the time its event was queued (created_at) and counts its attempts.
+  const update = { ...outcome, attempt: sql<number>`dsync_webhook_logs.attempt + 1` };
+  await (l.eventId ? q.onConflict((oc) => oc.column('event_id').doUpdateSet(update)) : q).execute();
 }
 
 export interface LogScope {

@@ -209,7 +209,13 @@ describe('real-time delivery', () => {
 describe('drops at delivery time', () => {
   it('drops (and logs at info) the events of a directory deactivated or deleted before delivery', async () => {
     await runner.stop();
-    const a = await createDirectory(s, { tenant: 'drop', product: 'a', webhook_url: rx.url, webhook_secret: SECRET });
+    const a = await createDirectory(s, {
+      tenant: 'drop',
+      product: 'a',
+      webhook_url: rx.url,
+      webhook_secret: SECRET,
+      log_webhook_events: true,
+    });
     const b = await createDirectory(s, { tenant: 'drop', product: 'b', webhook_url: rx.url, webhook_secret: SECRET });
     await scimClient(s, a)('POST', '/Users', scimUser(7));
     await scimClient(s, b)('POST', '/Users', scimUser(8));
@@ -225,6 +231,16 @@ describe('drops at delivery time', () => {
     expect(bodiesFor(b.id)).toEqual([]);
     const dropped = logs.entries().find((e) => e.msg === 'webhook events dropped' && e.directoryId === a.id);
     expect(dropped).toMatchObject({ level: 30, events: 1, reason: 'directory deactivated' });
+    // The event's webhook log row, written pending when it was queued, says it was not sent and why.
+    expect((await api()('GET', `/events?directoryId=${a.id}`)).body.data).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        delivered: false,
+        status_code: null,
+        attempt: 0,
+        error: 'not delivered: directory deactivated',
+      }),
+    ]);
     const gone = logs.entries().find((e) => e.msg === 'webhook events dropped' && e.directoryId === b.id);
     expect(gone).toMatchObject({ level: 30, reason: 'directory deleted' });
     // Reactivated: new events are delivered again.
@@ -235,9 +251,10 @@ describe('drops at delivery time', () => {
 });
 
 describe('webhook logs', () => {
-  it('records each attempt when log_webhook_events is on, and nothing when it is off', async () => {
-    let fail = 1;
-    const flaky = await startReceiver(() => (fail-- > 0 ? 500 : 200));
+  it('writes the log row when the event is queued, pending, updates it on each attempt, and records nothing when the flag is off', async () => {
+    // The first two POSTs are held (the row reads pending, then failed, meanwhile), answered 500
+    // and 200 by the test; later ones 200 at once.
+    const flaky = await startReceiver((_r, n) => (n <= 2 ? 'hold' : 200));
     try {
       const on = await createDirectory(s, {
         tenant: 'logs',
@@ -252,7 +269,46 @@ describe('webhook logs', () => {
         webhook_url: rx.url,
         webhook_secret: SECRET,
       });
-      await scimClient(s, on)('POST', '/Users', scimUser(10));
+      const created = await scimClient(s, on)('POST', '/Users', scimUser(10));
+      expect(created.status).toBe(201);
+      // Right after the write, before any POST ended: the event's row is there, pending.
+      const queued = await api()('GET', `/events?directoryId=${on.id}`);
+      expect(queued.body.data).toHaveLength(1);
+      const [pending] = queued.body.data;
+      expect(pending).toMatchObject({
+        directory_id: on.id,
+        webhook_endpoint: flaky.url,
+        status: 'pending',
+        status_code: null,
+        delivered: false,
+        error: null,
+        attempt: 0,
+        completed_at: null,
+        duration_ms: null,
+      });
+      expect(pending.event_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(pending.payload).toMatchObject({ event: 'user.created', directory_id: on.id });
+      const row = async () => (await api()('GET', `/events/${pending.id}?directoryId=${on.id}`)).body.data;
+      await eventually(async () => {
+        await nudge(s);
+        return flaky.held() === 1;
+      }, 20_000);
+      // The POST is on its way: still pending.
+      expect((await row()).status).toBe('pending');
+      flaky.release(500);
+      // The first attempt's outcome, while the retry is held.
+      await eventually(async () => {
+        await nudge(s);
+        return flaky.held() === 1 && flaky.requests.length === 2;
+      }, 20_000);
+      expect(await row()).toMatchObject({
+        status: 'failed',
+        status_code: 500,
+        delivered: false,
+        error: 'the webhook endpoint answered 500',
+        attempt: 1,
+      });
+      flaky.release(200);
       await scimClient(s, off)('POST', '/Users', scimUser(11));
       await eventually(async () => {
         await nudge(s);
@@ -260,25 +316,38 @@ describe('webhook logs', () => {
       }, 20_000);
       const list = await api()('GET', `/events?directoryId=${on.id}`);
       expect(list.status).toBe(200);
-      const [ok, failed] = list.body.data; // newest first
-      expect(list.body.data).toHaveLength(2);
-      expect(failed).toMatchObject({
-        directory_id: on.id,
-        webhook_endpoint: flaky.url,
-        status_code: 500,
-        delivered: false,
-        error: 'the webhook endpoint answered 500',
-        attempt: 1,
+      // One row for the event, updated by both attempts.
+      expect(list.body.data).toHaveLength(1);
+      const [ok] = list.body.data;
+      expect(ok).toMatchObject({
+        id: pending.id,
+        event_id: pending.event_id,
+        created_at: pending.created_at,
+        status: 'delivered',
+        status_code: 200,
+        delivered: true,
+        error: null,
+        attempt: 2,
       });
-      expect(ok).toMatchObject({ status_code: 200, delivered: true, error: null, attempt: 2 });
       expect(ok.payload).toEqual(flaky.delivered()[0]?.body);
+      expect(ok.payload.id).toBe(pending.event_id);
       expect(Date.parse(ok.completed_at)).toBeGreaterThanOrEqual(Date.parse(ok.created_at));
+      expect(ok.duration_ms).toBeGreaterThanOrEqual(0);
       expect(JSON.stringify(list.body)).not.toContain(SECRET);
       // off: nothing recorded
       expect((await api()('GET', `/events?directoryId=${off.id}`)).body).toEqual({ data: [] });
+      // A second event: a row of its own, delivered at the first attempt.
+      await scimClient(s, on)('POST', '/Users', scimUser(12));
+      await eventually(async () => {
+        await nudge(s);
+        return flaky.delivered().length === 2;
+      }, 20_000);
+      const [second] = (await api()('GET', `/events?directoryId=${on.id}`)).body.data; // newest first
+      expect(second).toMatchObject({ status: 'delivered', status_code: 200, attempt: 1 });
+      expect(second.event_id).not.toBe(ok.event_id);
       // tenant+product scope lists the same; paging
       const page = await api()('GET', '/events?tenant=logs&product=p&pageOffset=1&pageLimit=1');
-      expect(page.body.data.map((x: { id: string }) => x.id)).toEqual([failed.id]);
+      expect(page.body.data.map((x: { id: string }) => x.id)).toEqual([ok.id]);
       // single
       expect((await api()('GET', `/events/${ok.id}?directoryId=${on.id}`)).body).toEqual({ data: ok });
       expect((await api()('GET', `/events/${ok.id}?tenant=other&product=p`)).body).toEqual({ data: null });
@@ -286,7 +355,7 @@ describe('webhook logs', () => {
       const wl = s.container.dsync.controller().webhookLogs.setTenantAndProduct('logs', 'p');
       expect((await wl.getAll({ directoryId: on.id })).data).toHaveLength(2);
       expect(await wl.get(ok.id)).toEqual(ok);
-      await wl.delete(failed.id);
+      await wl.delete(second.id);
       expect((await wl.getAll({ directoryId: on.id })).data.map((x) => x.id)).toEqual([ok.id]);
       // DELETE /events?directoryId empties the directory's logs
       expect((await api()('DELETE', `/events?directoryId=${on.id}`)).body).toEqual({ data: null });
