@@ -35,7 +35,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.on('error', reject);
@@ -46,7 +46,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-function withDatabase(url: string, db: string): string {
+export function withDatabase(url: string, db: string): string {
   const u = new URL(url);
   u.pathname = `/${db}`;
   return u.toString();
@@ -89,12 +89,18 @@ function gatehouseEnv(p: Stack['ports'], dsn: string, jwt: boolean): Record<stri
 }
 
 /** The variables a child inherits: enough to run Node, none of the caller's configuration. */
-function baseEnv(): Record<string, string> {
+export function baseEnv(): Record<string, string> {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ', 'SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS'];
   return Object.fromEntries(keep.flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : [])));
 }
 
-async function waitFor(url: string, child: ChildProcess, name: string, log: string, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  url: string,
+  child: ChildProcess,
+  name: string,
+  log: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before it was ready; see ${log}`);
@@ -110,7 +116,7 @@ async function waitFor(url: string, child: ChildProcess, name: string, log: stri
   }
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   child.kill('SIGTERM');

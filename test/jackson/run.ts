@@ -2,8 +2,9 @@
  * BoxyHQ Jackson's own directory-sync tests (the tap suites under npm/test/dsync of a boxyhq/jackson
  * checkout) against gatehouse's `controllers()`, the test files unmodified. See docs/development.md.
  *
- *   node test/jackson/run.ts install --jackson <checkout>   installs tap and the tests' packages (pinned by the checkout)
+ *   node test/jackson/run.ts install --jackson <checkout>   installs tap, Playwright and the tests' packages (pinned by the checkout)
  *   node test/jackson/run.ts --jackson <checkout>           runs directories, users, groups and membership
+ *   node test/jackson/run.ts api --jackson <checkout>       runs the end-to-end API specs of directory sync (./api.ts)
  *
  * Options: --suite <name> (repeatable; a file name under npm/test/dsync without .test.ts, e.g.
  * `webhooks`), --cache <dir> (default $JACKSON_TESTS_CACHE or ~/.cache/gatehouse-jackson-tests),
@@ -23,6 +24,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { runApiSpecs } from './api.ts';
 
 const REPO = join(import.meta.dirname, '../..');
 const DEFAULT_SUITES = ['directories', 'users', 'groups', 'membership'];
@@ -50,15 +52,19 @@ const cache = resolve(
   args.cache ?? process.env.JACKSON_TESTS_CACHE ?? join(homedir(), '.cache/gatehouse-jackson-tests'),
 );
 
-/** tap and the test files' packages at the versions the checkout pins, plus tsx to load TypeScript. */
+/**
+ * tap, Playwright's test runner and the test files' packages at the versions the checkout pins
+ * (npm/package.json, and the root package.json for Playwright), plus tsx to load TypeScript.
+ */
 function dependencies(): Record<string, string> {
-  const pkg = JSON.parse(readFileSync(join(npmDir, 'package.json'), 'utf8')) as {
-    devDependencies?: Record<string, string>;
-    dependencies?: Record<string, string>;
+  type Pkg = { devDependencies?: Record<string, string>; dependencies?: Record<string, string> };
+  const read = (file: string): Record<string, string> => {
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as Pkg;
+    return { ...pkg.dependencies, ...pkg.devDependencies };
   };
-  const all = { ...pkg.dependencies, ...pkg.devDependencies };
+  const all = { ...read(join(checkout, 'package.json')), ...read(join(npmDir, 'package.json')) };
   const deps: Record<string, string> = { tsx: '^4.19.0' };
-  for (const name of ['tap', '@faker-js/faker', 'sinon', 'axios']) {
+  for (const name of ['tap', '@faker-js/faker', 'sinon', 'axios', '@playwright/test']) {
     const v = all[name];
     if (v) deps[name] = v;
   }
@@ -114,6 +120,12 @@ function prepare(): string {
   mkdirSync(join(work, 'npm/src/controller'), { recursive: true });
   cpSync(join(npmDir, 'test/utils.ts'), join(work, 'npm/test/utils.ts'));
   cpSync(join(npmDir, 'test/dsync'), join(work, 'npm/test/dsync'), { recursive: true });
+  cpSync(join(checkout, 'e2e/api'), join(work, 'e2e/api'), { recursive: true });
+  // The API specs import Jackson's test data by the package's name.
+  const pkgLink = join(cache, 'node_modules/@boxyhq/saml-jackson');
+  rmSync(pkgLink, { recursive: true, force: true });
+  mkdirSync(join(cache, 'node_modules/@boxyhq'), { recursive: true });
+  symlinkSync(join(work, 'npm'), pkgLink);
   // Jackson's npm package is CommonJS: its test files are loaded as such.
   writeFileSync(join(work, 'npm/package.json'), '{ "private": true, "type": "commonjs" }\n');
   symlinkSync(join(cache, 'node_modules'), join(work, 'node_modules'));
@@ -230,10 +242,19 @@ async function runFile(work: string, suite: string): Promise<Result> {
 }
 
 const work = prepare();
+let failed = false;
+if (positionals[0] === 'api') {
+  const rs = await runApiSpecs({ work, cache, databaseUrl });
+  const passed = rs.filter((r) => r.status === 'passed').length;
+  console.log(`\n${passed} of ${rs.length} API tests passed`);
+  for (const r of rs.filter((x) => x.status !== 'passed'))
+    console.log(`  ${r.status}: ${r.file} > ${r.title}${r.error ? `: ${r.error}` : ''}`);
+  process.exit(passed === rs.length && rs.length > 0 ? 0 : 1);
+}
+
 const results: Result[] = [];
 for (const suite of args.suite?.length ? args.suite : DEFAULT_SUITES) results.push(await runFile(work, suite));
 
-let failed = false;
 console.log('\n| suite | passed | failed | skipped/todo |\n|---|---|---|---|');
 for (const r of results) {
   console.log(`| ${r.suite} | ${r.pass} | ${r.fail} | ${r.skip + r.todo} |`);

@@ -46,6 +46,7 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = P
   return {
     startIndex: Number.isInteger(start) && start >= 1 ? Math.min(start, MAX_START) : 1,
     count: Number.isInteger(count) && count > 0 && count <= max ? count : max,
+    asked: Number.isInteger(count) && count > 0 ? Math.min(count, MAX_START) : 0,
     filter: filter === undefined ? undefined : parseScimFilter(filter, kind),
   };
 }

@@ -95,11 +95,19 @@ export function deleteUser(directory: Directory, id: string): Planner<Answer> {
 
 export interface ListQuery {
   startIndex: number;
+  /** The page size: the `count` asked for, within the page limit. */
   count: number;
+  /** The `count` the request gave (a positive integer), or 0. */
+  asked: number;
   filter: Predicate | undefined;
 }
 
-/** GET /Users: one page and the true total (not capped at the page size), in Jackson's key order. */
+/**
+ * GET /Users: one page and the true total (not capped at the page size), in Jackson's key order.
+ * `itemsPerPage` is the `count` the request asked for, 0 without one, as Jackson answers for users
+ * (RFC 7644 §3.4.2 calls it the number of resources in the page, which Resources and totalResults
+ * give; Jackson's groups, and gatehouse's, answer that).
+ */
 export async function listUsers(db: Executor, directory: Directory, q: ListQuery) {
   const { users: page, total } = await users.listUsers(
     db,
@@ -112,7 +120,7 @@ export async function listUsers(db: Executor, directory: Directory, q: ListQuery
       schemas: [LIST_RESPONSE],
       startIndex: q.startIndex,
       totalResults: total,
-      itemsPerPage: page.length,
+      itemsPerPage: q.asked,
       Resources: page.map((u) => (isObject(u.raw) ? u.raw : {})),
     },
   };

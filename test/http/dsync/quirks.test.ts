@@ -70,9 +70,13 @@ describe('Jackson 26.2 quirks', () => {
     for (let i = 0; i < 60; i++)
       expect((await c('POST', '/Users', { userName: `user${i}@example.com` })).status).toBe(201);
     // Reference: totalResults 50.
-    expect((await c('GET', '/Users')).body).toMatchObject({ totalResults: 60, itemsPerPage: 50 });
+    // itemsPerPage is the count asked for (none: 0), as Jackson answers for users.
+    const first = (await c('GET', '/Users')).body;
+    expect(first).toMatchObject({ totalResults: 60, itemsPerPage: 0 });
+    expect(first.Resources).toHaveLength(50);
     const last = await c('GET', '/Users?startIndex=55&count=10');
-    expect(last.body).toMatchObject({ startIndex: 55, totalResults: 60, itemsPerPage: 6 });
+    expect(last.body).toMatchObject({ startIndex: 55, totalResults: 60, itemsPerPage: 10 });
+    expect(last.body.Resources).toHaveLength(6);
   });
 
   it('the filter honours its attribute; userName is case-insensitive and falls back to the email', async () => {
