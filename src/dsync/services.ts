@@ -111,7 +111,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     users: createUsersService({ db: core.db, resolveScope: directories.resolveScope, pageLimit }),
     groups: createGroupsService({ db: core.db, resolveScope: directories.resolveScope, pageLimit }),
     webhookLogs,
-    scim: createScimService({ db: core.db, directories, delivery, applier, pageLimit }),
+    scim: createScimService({ db: core.db, directories, delivery, applier, pageLimit, baseUrl: externalUrl }),
     writes: createWritesService({ db: core.db, directories, delivery, applier }),
     feed: createEventFeedService({
       db: core.db,

@@ -23,6 +23,7 @@ import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, DirectoryUnavailable } from '../events/service.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
+import { DISCOVERY_KINDS, type DiscoveryKind, discovery } from './discovery.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
 import * as users from './users.ts';
@@ -59,6 +60,8 @@ export function createScimService(o: {
   delivery: DeliveryPolicy;
   applier: Applier;
   pageLimit?: number;
+  /** `dsync.external_url` without a trailing slash: discovery documents give absolute locations. */
+  baseUrl?: string;
 }) {
   /**
    * Runs a write: the change `plan` makes, applied with its events (change/apply.ts). A unique
@@ -188,7 +191,8 @@ export function createScimService(o: {
     admitted?: (directory: Directory, kind: 'users' | 'groups') => void,
   ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
-    if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
+    const discovering = DISCOVERY_KINDS.has(kind);
+    if (kind !== 'users' && kind !== 'groups' && !discovering) return { status: 404, data: {}, events: [] };
     const directory = await o.directories.loadKept(String(req.directoryId ?? ''));
     if (!directory) throw scimError(404, 'Directory configuration not found.');
     const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
@@ -197,9 +201,15 @@ export function createScimService(o: {
     if (!ok && !trusted) throw scimError(401, 'Unauthorized');
     setActor({ kind: 'directory', id: directory.id });
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
-    admitted?.(directory, kind);
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
+    if (discovering) {
+      const base = `${o.baseUrl ?? ''}${directory.scim.path}`;
+      const r = discovery(kind as DiscoveryKind, method, id, base, o.pageLimit ?? PAGE_LIMIT);
+      return { ...r, events: [] };
+    }
+    if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
+    admitted?.(directory, kind);
     if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');
     const r =
       kind === 'users'

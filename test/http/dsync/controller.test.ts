@@ -177,7 +177,7 @@ describe('requests.handle, users and groups', () => {
         scimType: 'uniqueness',
       },
     });
-    expect(await ctl().requests.handle({ ...req, resourceType: 'ServiceProviderConfig' })).toEqual({
+    expect(await ctl().requests.handle({ ...req, resourceType: 'Bulk' })).toEqual({
       status: 404,
       data: {},
     });
