@@ -89,6 +89,18 @@ const USER_ATTRIBUTES: Attribute[] = [
     multiValued: true,
     subAttributes: [attr('value', 'The role.'), attr('display', 'A label.'), attr('type', 'A label.')],
   }),
+  attr(
+    'groups',
+    'Groups of the directory to join, by id, on POST and PUT (kept as sent); a membership is never removed for missing here: leaving a group is a Group write.',
+    {
+      type: 'complex',
+      multiValued: true,
+      subAttributes: [
+        attr('value', 'The id of a group of the directory.', { caseExact: true }),
+        attr('display', 'A label, not read.'),
+      ],
+    },
+  ),
 ];
 
 const GROUP_ATTRIBUTES: Attribute[] = [

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../core/db/tx.ts';
-import { createUser as createOne } from '../change/members.ts';
-import type { Planner } from '../change/plan.ts';
+import { addMembers, createUser as createOne } from '../change/members.ts';
+import type { ChangePlan, Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
 import * as steps from '../store/steps.ts';
 import * as users from '../store/users.ts';
@@ -40,23 +40,65 @@ export function newUser(directory: Directory, body: unknown): { user: DsyncUser;
   return { user: build(directory, requested ?? randomUUID(), b), requested };
 }
 
-/** POST /Users: 201 with the stored resource, or 409 when the userName, email or requested id is taken. */
+/**
+ * The group ids a user body lists in `groups` (`[{value}]`), or undefined without the attribute.
+ * RFC 7643 §4.1.2 makes `groups` read-only, but identity providers that manage memberships from
+ * the user send them there (ory/polis#3136): they are honoured on POST and PUT.
+ */
+function listedGroups(body: unknown): string[] | undefined {
+  const b = isObject(body) ? body : {};
+  if (!Array.isArray(b.groups)) return undefined;
+  const ids = b.groups.map((g) => (isObject(g) ? g.value : undefined));
+  return [...new Set(ids.filter((v): v is string => typeof v === 'string' && v !== ''))];
+}
+
+/** Makes the user a member of the listed groups that exist in the directory (others are ignored). */
+function join(c: ChangePlan, user: DsyncUser, groupIds: string[]): void {
+  if (!groupIds.length) return;
+  const known = new Map([[user.id, user]]);
+  for (const group of c.read(steps.groups(user.directoryId, groupIds), '[]')) addMembers(c, group, [user.id], known);
+}
+
+/**
+ * POST /Users: 201 with the stored resource, or 409 when the userName, email or requested id is
+ * taken. Groups listed in `groups` get the user as a member (`group.user_added` each, after
+ * `user.created`).
+ */
 export function createUser(directory: Directory, body: unknown): Planner<Answer> {
   const { user, requested } = newUser(directory, body);
   const create = createOne(user, { checkId: requested !== undefined, exists });
-  return (c) => ({ status: 201, data: create(c).raw });
+  const listed = listedGroups(body);
+  return (c) => {
+    const created = create(c);
+    if (listed) join(c, created, listed);
+    return { status: 201, data: created.raw };
+  };
 }
 
 /** What a SCIM write answers. */
 export type Answer = { status: number; data: unknown };
 
-/** PUT /Users/{id}: full replace; the columns follow the new body, so filters see it. The row is locked. */
+/**
+ * PUT /Users/{id}: full replace; the columns follow the new body, so filters see it. The row is
+ * locked. Groups listed in `groups` that the user is not a member of get it (`group.user_added`
+ * after `user.updated`). A membership is never removed for missing from `groups`: Okta sends
+ * `groups: []` with every PUT and manages memberships through /Groups (RFC 7643 §4.1.2).
+ */
 export function replaceUser(directory: Directory, id: string, body: unknown): Planner<Answer> {
+  const listed = listedGroups(body);
   return (c) => {
     if (!c.read(steps.userExists(directory.id, id), 'true')) throw notFound();
     const user = build(directory, id, resourceBody(body));
     c.write(steps.updateUser(user));
     c.event('user.updated', { user });
+    if (listed?.length) {
+      const current = c.read(steps.groupIdsOf(directory.id, id), '[]');
+      join(
+        c,
+        user,
+        listed.filter((g) => !current.includes(g)),
+      );
+    }
     return { status: 200, data: user.raw };
   };
 }

@@ -276,6 +276,16 @@ export const memberIds = (directoryId: string, groupId: string): Read<string[]> 
   decode: (v) => (v as string[]) ?? [],
 });
 
+/** The ids of the groups the user is a member of, oldest membership first. */
+export const groupIdsOf = (directoryId: string, userId: string): Read<string[]> => ({
+  key: `groups-of:${directoryId}:${userId}`,
+  stmt: {
+    sql: `SELECT coalesce(json_agg(m.group_id ORDER BY m.created_at, m.group_id), '[]'::json)::text
+      FROM dsync_group_members m WHERE m.directory_id = ${lit.uuid(directoryId)} AND m.user_id = ${lit.text(userId)}`,
+  },
+  decode: (v) => (v as string[]) ?? [],
+});
+
 // ---- writes -------------------------------------------------------------------------------------
 
 /** The keys a write returns, as json text: `keyed('id', 'INSERT … RETURNING id')`. */

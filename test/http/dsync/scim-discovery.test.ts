@@ -170,7 +170,8 @@ describe('each claim, held against the SCIM routes', () => {
   it('the User schema: what it lists is kept, required and unique as it says; a write-only password is never returned', async () => {
     const user = (await c('GET', `/Schemas/${CORE}:User`)).body.attributes as SchemaAttribute[];
     const byName = new Map(user.map((a) => [a.name, a]));
-    expect([...byName.keys()]).toEqual(['userName', 'name', 'emails', 'active', 'password', 'roles']);
+    expect([...byName.keys()]).toEqual(['userName', 'name', 'emails', 'active', 'password', 'roles', 'groups']);
+    const group = (await c('POST', '/Groups', { displayName: 'Joined from the user' })).body;
     const body = {
       schemas: [`${CORE}:User`],
       userName: 'schema.user@example.com',
@@ -179,6 +180,7 @@ describe('each claim, held against the SCIM routes', () => {
       active: true,
       password: 'never-kept-1',
       roles: [{ value: 'admin', display: 'Admin', type: 'x' }],
+      groups: [{ value: group.id, display: 'Joined from the user' }],
     };
     const created = await c('POST', '/Users', body);
     expect(created.status).toBe(201);
@@ -188,6 +190,9 @@ describe('each claim, held against the SCIM routes', () => {
       else expect(got[a.name], a.name).toEqual(body[a.name as keyof typeof body]);
     }
     expect(byName.get('password')).toMatchObject({ mutability: 'writeOnly', returned: 'never' });
+    // groups: joined (test/http/dsync/user-groups.test.ts has the rules).
+    const lib = s.container.dsync.controller().groups.setTenantAndProduct(dir.tenant, dir.product);
+    expect((await lib.get(group.id)).data?.members.map((m) => m.user_id)).toEqual([created.body.id]);
     // required: userName
     expect(user.filter((a) => a.required).map((a) => a.name)).toEqual(['userName']);
     // uniqueness server: userName
