@@ -94,6 +94,13 @@ export interface UserRecord {
   email: string;
   active: boolean;
   roles?: unknown[];
+  /** The enterprise extension's values the user has (src/dsync/enterprise.ts), absent otherwise. */
+  employee_number?: string;
+  cost_center?: string;
+  organization?: string;
+  division?: string;
+  department?: string;
+  manager_id?: string;
   raw: Raw;
 }
 

@@ -251,6 +251,13 @@ export interface DsyncUsersTable {
   active: Generated<boolean>;
   roles: Json<unknown> | null;
   raw: Json<Record<string, unknown>>;
+  /** The enterprise extension's values, copies of `raw` (sql/0290). */
+  employee_number: string | null;
+  cost_center: string | null;
+  organization: string | null;
+  division: string | null;
+  department: string | null;
+  manager_id: string | null;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

@@ -1,4 +1,5 @@
 /** Jackson's event envelope and its user/group projections (Jackson scim/transform.ts). */
+import { ENTERPRISE_FIELDS, enterpriseOf } from '../enterprise.ts';
 import type {
   Directory,
   DirectorySyncEvent,
@@ -10,15 +11,29 @@ import type {
   WebhookEvent,
 } from '../types.ts';
 
-export const userRecord = (u: DsyncUser): UserRecord => ({
-  id: u.id,
-  first_name: u.firstName,
-  last_name: u.lastName,
-  email: u.email ?? '',
-  active: u.active,
-  ...(u.roles !== undefined ? { roles: u.roles } : {}),
-  raw: u.raw,
-});
+/**
+ * Jackson's user record, plus the enterprise extension's fields that the user has
+ * (`employee_number`, `cost_center`, `organization`, `division`, `department`, `manager_id`;
+ * absent when the resource has no value, as `roles`).
+ */
+export const userRecord = (u: DsyncUser): UserRecord => {
+  const e = enterpriseOf(u.raw);
+  const enterprise: Partial<Record<(typeof ENTERPRISE_FIELDS)[number]['record'], string>> = {};
+  for (const f of ENTERPRISE_FIELDS) {
+    const v = e[f.key];
+    if (v !== null) enterprise[f.record] = v;
+  }
+  return {
+    id: u.id,
+    first_name: u.firstName,
+    last_name: u.lastName,
+    email: u.email ?? '',
+    active: u.active,
+    ...(u.roles !== undefined ? { roles: u.roles } : {}),
+    ...enterprise,
+    raw: u.raw,
+  };
+};
 
 export const groupRecord = (g: DsyncGroup): GroupRecord => ({ id: g.id, name: g.name, raw: g.raw });
 

@@ -11,6 +11,7 @@
  * attributes gatehouse reads from a resource (RFC 7643 §4.1, §4.2): the rest of what a client
  * sends is kept and returned as it was sent.
  */
+import { ENTERPRISE_USER } from '../enterprise.ts';
 import { scimError } from '../errors.ts';
 import { LIST_RESPONSE } from './users.ts';
 
@@ -103,6 +104,21 @@ const USER_ATTRIBUTES: Attribute[] = [
   ),
 ];
 
+const ENTERPRISE_ATTRIBUTES: Attribute[] = [
+  attr('employeeNumber', 'employee_number of the user record and its events; filterable (case-exact).'),
+  attr('costCenter', 'cost_center of the user record and its events; filterable.'),
+  attr('organization', 'organization of the user record and its events; filterable.'),
+  attr('division', 'division of the user record and its events; filterable.'),
+  attr('department', 'department of the user record and its events; filterable.'),
+  attr('manager', "The user's manager: value is manager_id of the user record and its events; filterable.", {
+    type: 'complex',
+    subAttributes: [
+      attr('value', 'The id of the manager.', { caseExact: true }),
+      attr('displayName', 'A label, kept as sent.'),
+    ],
+  }),
+];
+
 const GROUP_ATTRIBUTES: Attribute[] = [
   attr('displayName', 'Unique within the directory, case-insensitively.', { required: true, uniqueness: 'server' }),
   attr('members', 'The members: users of the directory, by id.', {
@@ -126,23 +142,29 @@ function schemas(base: string) {
   });
   return [
     doc(USER_SCHEMA, 'User', 'User accounts of the directory.', USER_ATTRIBUTES),
+    doc(
+      ENTERPRISE_USER,
+      'EnterpriseUser',
+      'The enterprise extension of a user (RFC 7643 §4.3).',
+      ENTERPRISE_ATTRIBUTES,
+    ),
     doc(GROUP_SCHEMA, 'Group', 'Groups of the directory.', GROUP_ATTRIBUTES),
   ];
 }
 
 function resourceTypes(base: string) {
-  const doc = (id: string, endpoint: string, description: string, schema: string) => ({
+  const doc = (id: string, endpoint: string, description: string, schema: string, extensions: string[] = []) => ({
     schemas: [RESOURCE_TYPE_SCHEMA],
     id,
     name: id,
     endpoint,
     description,
     schema,
-    schemaExtensions: [],
+    schemaExtensions: extensions.map((x) => ({ schema: x, required: false })),
     meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/${id}` },
   });
   return [
-    doc('User', '/Users', 'User accounts of the directory.', USER_SCHEMA),
+    doc('User', '/Users', 'User accounts of the directory.', USER_SCHEMA, [ENTERPRISE_USER]),
     doc('Group', '/Groups', 'Groups of the directory.', GROUP_SCHEMA),
   ];
 }

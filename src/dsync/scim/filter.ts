@@ -10,6 +10,7 @@
  * linked against Jackson rely on that.
  */
 import { type Filter, parse } from 'scim2-parse-filter';
+import { ENTERPRISE_FIELDS, ENTERPRISE_USER } from '../enterprise.ts';
 import { scimError } from '../errors.ts';
 
 export type CmpOp = 'eq' | 'ne' | 'co' | 'sw' | 'ew' | 'gt' | 'ge' | 'lt' | 'le';
@@ -41,6 +42,15 @@ const CORE_URN = /^urn:ietf:params:scim:schemas:core:2\.0:(user|group):/i;
 const DANGEROUS = new Set(['__proto__', 'prototype', 'constructor']);
 
 const invalid = (detail: string) => scimError(400, detail, 'invalidFilter');
+
+/** The enterprise extension's attributes (`urn:…:enterprise:2.0:User:department`), filtered on their columns. */
+const ENTERPRISE_KEYS = new Map<string, { column: string; exact: boolean }>([
+  ...ENTERPRISE_FIELDS.filter((f) => f.key !== 'managerId').map(
+    (f) => [`${ENTERPRISE_USER}.${f.key}`.toLowerCase(), f] as const,
+  ),
+  [`${ENTERPRISE_USER}.manager.value`.toLowerCase(), { column: 'manager_id', exact: true }],
+  [`${ENTERPRISE_USER}.manager`.toLowerCase(), { column: 'manager_id', exact: true }],
+]);
 
 /** Splits an attribute path: `urn:…:User:manager.value` → [`urn:…:User`, `manager`, `value`]. */
 export function attributePath(attr: string): string[] {
@@ -92,6 +102,8 @@ function topLevel(kind: ResourceKind, attr: string, op: string, value: CmpValue 
     if (key === 'email') return build(col('email', false));
     if (key === 'active') return build(col('active', true, 'bool'));
     if (key === 'emails') return build({ kind: 'raw', path: ['emails', 'value'], exact: false });
+    const enterprise = ENTERPRISE_KEYS.get(key);
+    if (enterprise) return build(col(enterprise.column, enterprise.exact));
   } else {
     if (key === 'displayname') return build(col('name', false));
     if (key === 'members' || key === 'members.value') return { kind: 'members', where: build({ kind: 'member' }) };

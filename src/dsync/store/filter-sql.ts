@@ -4,6 +4,7 @@
  * Raw resources are stored as `json` (key order kept) and cast to jsonb here.
  */
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { ENTERPRISE_FIELDS } from '../enterprise.ts';
 import type { CmpValue, FieldRef, Predicate } from '../scim/filter.ts';
 
 type Cond = RawBuilder<SqlBool>;
@@ -13,7 +14,15 @@ export interface FilterContext {
   alias: string;
 }
 
-const COLUMNS = new Set(['id', 'external_id', 'user_name', 'email', 'active', 'name']);
+const COLUMNS = new Set([
+  'id',
+  'external_id',
+  'user_name',
+  'email',
+  'active',
+  'name',
+  ...ENTERPRISE_FIELDS.map((f) => f.column),
+]);
 const NUMBER = '^-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$';
 
 const TRUE: Cond = sql<SqlBool>`true`;

@@ -10,7 +10,10 @@
  * text (the columns' stored json kept as it is), so a plan made from an earlier read is applied
  * only if what it read is still there.
  */
+import { ENTERPRISE_FIELDS, enterpriseOf } from '../enterprise.ts';
 import type { DsyncGroup, DsyncUser, Raw } from '../types.ts';
+
+const ENTERPRISE_COLUMNS = ENTERPRISE_FIELDS.map((f) => f.column).join(', ');
 
 /** One statement: SQL text with its values inlined as literals. */
 export interface Statement {
@@ -297,7 +300,7 @@ const keyed = (column: string, dml: string): Statement => ({
 const plain = (dml: string): Statement => ({ sql: dml, plain: true });
 
 /** The user's columns after (directory_id, id), in the order of USER_COLUMNS. */
-const userValues = (u: DsyncUser) =>
+const userValues = (u: DsyncUser, enterprise = enterpriseOf(u.raw)) =>
   [
     lit.text(u.userName),
     lit.text(u.externalId),
@@ -308,19 +311,23 @@ const userValues = (u: DsyncUser) =>
     // NULL when the user has no roles
     lit.json(u.roles),
     lit.json(u.raw),
+    // The enterprise extension's columns, copies of `raw` (sql/0290)
+    ...ENTERPRISE_FIELDS.map((f) => lit.text(enterprise[f.key])),
   ].join(', ');
 
 /** Inserts users of one directory (in one statement). */
 export const insertUsers = (directoryId: string, rows: DsyncUser[]): Statement =>
   plain(
-    `INSERT INTO dsync_users (directory_id, id, user_name, external_id, email, first_name, last_name, active, roles, raw)
+    `INSERT INTO dsync_users (directory_id, id, user_name, external_id, email, first_name, last_name, active, roles, raw,
+        ${ENTERPRISE_COLUMNS})
       VALUES ${rows.map((u) => `(${lit.uuid(directoryId)}, ${lit.text(u.id)}, ${userValues(u)})`).join(', ')}`,
   );
 
 /** Writes the user's columns. */
 export const updateUser = (u: DsyncUser): Statement =>
   plain(
-    `UPDATE dsync_users SET (user_name, external_id, email, first_name, last_name, active, roles, raw, updated_at)
+    `UPDATE dsync_users SET (user_name, external_id, email, first_name, last_name, active, roles, raw,
+        ${ENTERPRISE_COLUMNS}, updated_at)
         = (${userValues(u)}, now())
       WHERE directory_id = ${lit.uuid(u.directoryId)} AND id = ${lit.text(u.id)}`,
   );

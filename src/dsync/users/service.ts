@@ -3,6 +3,7 @@
  * scoped by tenant+product and, when given, one directory. Newest first, pages of at most 50.
  */
 import type { Db } from '../../core/db/tx.ts';
+import { ENTERPRISE_FIELDS } from '../enterprise.ts';
 import { dsyncError } from '../errors.ts';
 import { userRecord } from '../events/payload.ts';
 import type { Predicate } from '../scim/filter.ts';
@@ -18,6 +19,9 @@ import {
 } from '../types.ts';
 
 export type ManagedUser = UserRecord & { directoryId: string };
+
+/** Values of the enterprise extension a list narrows to, by the user record's names. */
+export type EnterpriseQuery = Partial<Record<(typeof ENTERPRISE_FIELDS)[number]['record'], unknown>>;
 
 /** Jackson's stored user: the event projection plus `directoryId`. */
 export const managedUser = (u: DsyncUser): ManagedUser => {
@@ -40,9 +44,19 @@ export const eq = (column: string, value: string, exact: boolean): Predicate => 
 });
 
 export function createUsersService(o: { db: Db; resolveScope: (q: ScopeQuery) => Promise<Scope>; pageLimit?: number }) {
-  async function list(q: ScopeQuery, p: PageParams = {}): Promise<ManagedUser[]> {
+  /**
+   * A page of users, newest first; `where` narrows it to the users whose enterprise extension has
+   * these values (`department`, `organization`, … by their record names; case-insensitive but for
+   * `employee_number` and `manager_id`).
+   */
+  async function list(q: ScopeQuery, p: PageParams = {}, where: EnterpriseQuery = {}): Promise<ManagedUser[]> {
     const scope = await o.resolveScope(q);
-    const { users } = await store.listUsers(o.db, storeScope(scope), page(p, o.pageLimit));
+    const items = ENTERPRISE_FIELDS.flatMap((f) => {
+      const v = where[f.record];
+      return typeof v === 'string' && v !== '' ? [eq(f.column, v, f.exact)] : [];
+    });
+    const filter: Predicate | undefined = items.length ? { kind: 'and', items } : undefined;
+    const { users } = await store.listUsers(o.db, storeScope(scope), { ...page(p, o.pageLimit), filter });
     return users.map(managedUser);
   }
 

@@ -8,6 +8,7 @@ import type { TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 
 const CORE = 'urn:ietf:params:scim:schemas:core:2.0';
+const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 /** A small page limit, so that maxResults can be held against a page. */
@@ -60,9 +61,9 @@ describe('the discovery documents', () => {
   it('/Schemas lists the User and Group schemas, each also at its own URN', async () => {
     const r = await c('GET', '/Schemas');
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ schemas: [LIST], totalResults: 2, itemsPerPage: 2, startIndex: 1 });
+    expect(r.body).toMatchObject({ schemas: [LIST], totalResults: 3, itemsPerPage: 3, startIndex: 1 });
     const ids = r.body.Resources.map((x: { id: string }) => x.id);
-    expect(ids).toEqual([`${CORE}:User`, `${CORE}:Group`]);
+    expect(ids).toEqual([`${CORE}:User`, ENTERPRISE, `${CORE}:Group`]);
     for (const schema of r.body.Resources) {
       const one = await c('GET', `/Schemas/${schema.id}`);
       expect(one.status).toBe(200);
@@ -83,6 +84,7 @@ describe('the discovery documents', () => {
       ['User', '/Users', `${CORE}:User`],
       ['Group', '/Groups', `${CORE}:Group`],
     ]);
+    expect(r.body.Resources[0].schemaExtensions).toEqual([{ schema: ENTERPRISE, required: false }]);
     expect((await c('GET', '/ResourceTypes/Group')).body).toEqual(r.body.Resources[1]);
     expect((await c('GET', '/ResourceTypes/Bulk')).status).toBe(404);
   });
