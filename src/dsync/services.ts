@@ -20,6 +20,7 @@ import { createWebhookLogsService } from './events/logs.ts';
 import { createRetryService } from './events/retry.ts';
 import type { DeliveryPolicy } from './events/service.ts';
 import { createGroupsService } from './groups/service.ts';
+import { createScimActivity } from './scim/activity.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
 import { createSetupLinksService } from './setup-links.ts';
@@ -101,6 +102,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
   });
   const outbound = { db: core.db, jobs, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
   const applier = createApplier(core.db, core.audit); // one per process: changes of a directory may share a call
+  const activity = createScimActivity({ db: core.db, clock: core.clock, log: core.log });
   const batch = createBatchService({
     ...outbound,
     batchSize: cfg.webhook_batch_size,
@@ -111,7 +113,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     users: createUsersService({ db: core.db, resolveScope: directories.resolveScope, pageLimit }),
     groups: createGroupsService({ db: core.db, resolveScope: directories.resolveScope, pageLimit }),
     webhookLogs,
-    scim: createScimService({ db: core.db, directories, delivery, applier, pageLimit, baseUrl: externalUrl }),
+    scim: createScimService({ db: core.db, directories, delivery, applier, pageLimit, baseUrl: externalUrl, activity }),
     writes: createWritesService({ db: core.db, directories, delivery, applier }),
     feed: createEventFeedService({
       db: core.db,

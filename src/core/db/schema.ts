@@ -262,6 +262,18 @@ export interface DsyncUsersTable {
   updated_at: Generated<Date>;
 }
 
+/** The last SCIM request of a directory and the last it refused (sql/0300). */
+export interface DsyncScimActivityTable {
+  directory_id: string;
+  last_request_at: Date;
+  last_method: string;
+  last_resource: string;
+  last_status: number;
+  last_error_at: Date | null;
+  last_error_status: number | null;
+  last_error: string | null;
+}
+
 export interface DsyncGroupsTable {
   directory_id: string;
   id: string;
@@ -439,6 +451,7 @@ export interface Database {
   dsync_directories: DsyncDirectoriesTable;
   dsync_users: DsyncUsersTable;
   dsync_groups: DsyncGroupsTable;
+  dsync_scim_activity: DsyncScimActivityTable;
   dsync_group_members: DsyncGroupMembersTable;
   dsync_events: DsyncEventsTable;
   dsync_events_purged: DsyncEventsPurgedTable;
@@ -647,6 +660,22 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'raw',
     'created_at',
     'updated_at',
+    'employee_number',
+    'cost_center',
+    'organization',
+    'division',
+    'department',
+    'manager_id',
+  ],
+  dsync_scim_activity: [
+    'directory_id',
+    'last_request_at',
+    'last_method',
+    'last_resource',
+    'last_status',
+    'last_error_at',
+    'last_error_status',
+    'last_error',
   ],
   dsync_groups: ['directory_id', 'id', 'name', 'external_id', 'raw', 'created_at', 'updated_at'],
   dsync_group_members: ['directory_id', 'group_id', 'user_id', 'created_at'],
@@ -665,7 +694,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'valid_till',
     'created_at',
   ],
-  dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at'],
+  dsync_webhook_outbox: ['event_id', 'directory_id', 'seq', 'mode', 'job_id', 'created_at', 'logged'],
   dsync_webhook_backoff: ['directory_id', 'attempts', 'next_attempt_at', 'last_error', 'updated_at'],
   dsync_webhook_senders: ['directory_id', 'job_id', 'created_at', 'sender_id', 'failed_at'],
   gatehouse_job_outbox: ['id', 'op', 'task', 'payload', 'spec', 'created_at'],
@@ -681,6 +710,9 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'attempt',
     'created_at',
     'completed_at',
+    'event_id',
+    'status',
+    'duration_ms',
   ],
   worker_pools: ['id', 'hostname', 'pid', 'started_at'],
   auth_failures: ['key', 'window_start', 'failures'],

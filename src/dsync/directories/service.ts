@@ -288,6 +288,33 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   }
 
   /**
+   * Gives a SCIM directory a new bearer secret (the old one stops working at once, in every process:
+   * the directory cache is dropped); returns the record with the new secret. Cloud directories
+   * (Google) have none: 400.
+   */
+  async function rotateScimSecret(id: unknown): Promise<DirectoryRecord> {
+    if (!nonEmpty(id)) throw missing();
+    const current = await load(id);
+    if (!current) throw notFound();
+    if (!current.scim.path) throw dsyncError(400, 'This directory has no SCIM secret.');
+    changed();
+    const updated = await withTx(o.db, async (trx) => {
+      const row = await store.updateDirectory(trx, current.id, {
+        scim_secret: sealField(current.id, 'scim_secret', randomToken(16)),
+        updated_at: o.clock.now(),
+      });
+      if (!row) throw notFound();
+      await o.audit.record(trx, {
+        type: 'dsync.directory.changed',
+        target: { kind: 'directory', id: current.id },
+        details: { fields: ['scim_secret'], rotated: true },
+      });
+      return fromRow(row);
+    }).finally(changed);
+    return record(updated);
+  }
+
+  /**
    * Deletes the directory; its users, groups, memberships, events, queued deliveries and webhook
    * logs go with it (foreign keys).
    */
@@ -382,6 +409,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     create,
     get,
     update,
+    rotateScimSecret,
     remove,
     byTenantAndProduct,
     list,

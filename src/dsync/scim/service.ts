@@ -23,6 +23,7 @@ import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, DirectoryUnavailable } from '../events/service.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
+import type { ScimActivity } from './activity.ts';
 import { DISCOVERY_KINDS, type DiscoveryKind, discovery } from './discovery.ts';
 import { parseScimFilter, type ResourceKind } from './filter.ts';
 import * as groups from './groups.ts';
@@ -62,6 +63,8 @@ export function createScimService(o: {
   pageLimit?: number;
   /** `dsync.external_url` without a trailing slash: discovery documents give absolute locations. */
   baseUrl?: string;
+  /** Records the last request and error of each directory (the setup page's connection panel). */
+  activity?: ScimActivity;
 }) {
   /**
    * Runs a write: the change `plan` makes, applied with its events (change/apply.ts). A unique
@@ -160,7 +163,18 @@ export function createScimService(o: {
     } = {},
   ): Promise<ScimResult> {
     const policy = opts.webhooks === false ? { ...o.delivery, webhooks: false } : o.delivery;
-    const seen: { type?: string } = {};
+    const seen: { type?: string; directoryId?: string } = {};
+    /** What the directory's connection panel shows: authenticated requests of identity providers only. */
+    const noted = (status: number, error?: string) => {
+      if (seen.directoryId && !opts.trusted)
+        o.activity?.note({
+          directoryId: seen.directoryId,
+          method: String(req.method ?? '').toUpperCase(),
+          resource: String(req.resourceType ?? ''),
+          status,
+          error,
+        });
+    };
     const count = (status: number) =>
       metrics.scimOperations.inc({
         directory_type: seen.type ?? 'unknown',
@@ -173,9 +187,15 @@ export function createScimService(o: {
     try {
       const r = await dispatch(req, opts.trusted === true, policy, seen, opts.admitted);
       count(r.status);
+      noted(r.status);
       return r;
     } catch (e) {
-      count(e instanceof AppError ? e.status : isDataException(e) ? 400 : 500);
+      const status = e instanceof AppError ? e.status : isDataException(e) ? 400 : 500;
+      count(status);
+      noted(
+        status,
+        e instanceof AppError ? e.description : status === 400 ? 'A value cannot be stored.' : 'Internal error',
+      );
       // A value PostgreSQL refuses (out of range, bad encoding) is the client's: 400, not 500.
       if (isDataException(e))
         throw scimError(400, 'The request contains a value that cannot be stored.', 'invalidValue');
@@ -187,7 +207,7 @@ export function createScimService(o: {
     req: DirectorySyncRequest,
     trusted: boolean,
     policy: DeliveryPolicy,
-    seen: { type?: string },
+    seen: { type?: string; directoryId?: string },
     admitted?: (directory: Directory, kind: 'users' | 'groups') => void,
   ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
@@ -199,6 +219,7 @@ export function createScimService(o: {
     const ok = safeEqual(directory.scim.secret, secret) && isScimType(directory.type) && directory.scim.secret !== '';
     seen.type = directory.type;
     if (!ok && !trusted) throw scimError(401, 'Unauthorized');
+    seen.directoryId = directory.id;
     setActor({ kind: 'directory', id: directory.id });
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
     const method = String(req.method ?? '').toUpperCase();
