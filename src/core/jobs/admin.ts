@@ -1,6 +1,6 @@
 /**
- * Inspecting and re-enqueueing dead jobs. A job is dead when `attempts >= max_attempts`; it stays
- * in graphile-worker's table with its last error until it is retried or removed.
+ * Inspecting and re-enqueueing dead jobs. A job is dead when `attempts >= max_attempts` and no worker
+ * runs it; it stays in graphile-worker's table with its last error until it is retried or removed.
  */
 import { sql } from 'kysely';
 import type { Executor } from '../db/tx.ts';
@@ -23,8 +23,13 @@ export interface JobFilter {
   queue?: string;
 }
 
+/**
+ * Dead jobs: out of attempts and not running. A job on its last attempt has `attempts >=
+ * max_attempts` from the moment a worker takes it (graphile-worker counts the attempt when it
+ * starts): while it is locked it may still succeed, and it is not listed nor retried.
+ */
 function where(f: JobFilter) {
-  return sql`attempts >= max_attempts
+  return sql`attempts >= max_attempts and locked_at is null
     ${f.task ? sql`and task_identifier = ${f.task}` : sql``}
     ${f.queue ? sql`and queue_name = ${f.queue}` : sql``}
     ${f.ids?.length ? sql`and id = any(${f.ids}::bigint[])` : sql``}`;
