@@ -62,6 +62,8 @@ const PAGES: readonly ConsolePage[] = [
 /**
  * Registers the console's pages on the admin listener's table (sign-in pages public, every other
  * page behind the `operator` guard) and returns that guard.
+ * Long: the page environment, the sign-in routes and the guard share the cookie sealer and the
+ * operator list, which the closure binds once; the pages themselves are in pages/.
  */
 export function consoleRoutes(table: RouteTable, c: Container): { operator: Guard } {
   const cfg = c.config;
@@ -72,7 +74,10 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
   const isOperator = (sub: string) => operators.has(sub);
 
   const formTargets = (ctx: Context) => {
-    const out = [cspSource(cfg.urls.self.admin), cspSource(ctx.origin)].filter((x): x is string => !!x);
+    // Koa 3's ctx.origin is the request's Origin header: this listener's origin is protocol and host.
+    const out = [cspSource(cfg.urls.self.admin), cspSource(`${ctx.protocol}://${ctx.host}`)].filter(
+      (x): x is string => !!x,
+    );
     return out;
   };
 
