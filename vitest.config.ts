@@ -34,6 +34,7 @@ export const ISOLATED_FILES = [
   'test/http/core/upgrade.test.ts',
   'test/http/core/worker-early-death.test.ts',
   'test/http/dsync/google-schedule.test.ts',
+  'test/http/dsync/setup-page.test.ts',
   'test/http/dsync/webhooks-lane.test.ts',
   'test/http/dsync/webhooks-retries.test.ts',
   'test/http/dsync/webhooks-worker-kill.test.ts',

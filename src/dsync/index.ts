@@ -6,6 +6,7 @@
  * Task files declare their context in task-context.ts; nothing inside the domain imports this file.
  */
 
+import { keyRing } from '../core/crypto/keys.ts';
 import { cookiesSecure } from '../core/http/cookies.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from '../core/http/routes.ts';
@@ -35,7 +36,7 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
     secureCookies: cookiesSecure(core.config),
   };
   const pub = new RouteTable();
-  publicRoutes(pub, services, google);
+  publicRoutes(pub, services, google, { csrfRing: keyRing(core.config.secrets.system, 'setup_page') });
   const v1 = new RouteTable();
   v1Routes(v1, services);
   return {

@@ -8,6 +8,7 @@
  */
 
 import type { Context, Next } from 'koa';
+import type { KeyRing } from '../core/crypto/keys.ts';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
@@ -30,6 +31,7 @@ import { SCIM_PREFIX, scimFailedAuthTarget, scimRoutes } from './scim/handlers.t
 import type { ScimService } from './scim/service.ts';
 import { SETUP_PREFIX, setupLinkAdminRoutes, setupLinkPublicRoutes } from './setup-link-handlers.ts';
 import type { SetupLinksService } from './setup-links.ts';
+import { setupPageGuard, setupPageRoutes } from './setup-page.ts';
 import { userRoutes } from './users/handlers.ts';
 import type { UsersService } from './users/service.ts';
 import { authToken } from './v1-handlers.ts';
@@ -90,7 +92,7 @@ async function dataExceptionsAre400(_ctx: Context, next: Next) {
 }
 
 /** The access names of directory sync and their guards (core/http/routes.ts). */
-export type DsyncAccess = 'api-key' | 'scim-bearer' | 'setup-token' | 'google-link';
+export type DsyncAccess = 'api-key' | 'scim-bearer' | 'setup-token' | 'setup-page' | 'google-link';
 
 export function dsyncGuards(
   s: Pick<DsyncRouteServices, 'setupLinks'>,
@@ -116,6 +118,11 @@ export function dsyncGuards(
         await next();
       },
     },
+    'setup-page': {
+      description:
+        "A setup link's token (in the path), unexpired and not revoked; a refused link (and any error of the page) is an HTML page. Forms carry a CSRF token bound to the link and must come from this origin.",
+      check: setupPageGuard(s),
+    },
     'google-link': {
       description:
         "A short-lived authorization link (or a setup link token of the directory's tenant) in the query, verified by the endpoint; the callback checks its signed state and cookie.",
@@ -124,7 +131,12 @@ export function dsyncGuards(
 }
 
 /** The public listener's routes: SCIM for identity providers, setup links, Google authorization. */
-export function publicRoutes(table: RouteTable, s: DsyncRouteServices, google: GoogleRouteOptions): void {
+export function publicRoutes(
+  table: RouteTable,
+  s: DsyncRouteServices,
+  google: GoogleRouteOptions,
+  page: { csrfRing: KeyRing },
+): void {
   scimRoutes(
     table.group({
       access: 'scim-bearer',
@@ -136,6 +148,7 @@ export function publicRoutes(table: RouteTable, s: DsyncRouteServices, google: G
     s,
   );
   setupLinkPublicRoutes(table.group({ access: 'setup-token', body: ['json'], tag: 'dsync' }), s);
+  setupPageRoutes(table.group({ access: 'setup-page', body: ['form'], tag: 'dsync' }), { ...s, ...page });
   googlePublicRoutes(table.group({ access: 'google-link', tag: 'dsync' }), s, google);
 }
 

@@ -294,6 +294,52 @@ export function createSetupLinksService(o: {
       await o.directories.remove(d.id);
       await used(link, 'delete_directory', d.id);
     },
+    /** A new SCIM secret for the directory (the old one stops working): the directory as `get` gives it. */
+    async rotate(token: unknown, directoryId: unknown) {
+      const link = await getByToken(token);
+      const d = await directoryOf(link, directoryId);
+      actingAs(link);
+      await o.directories.rotateScimSecret(d.id);
+      await used(link, 'rotate_scim_secret', d.id);
+      return setup.get(token, d.id);
+    },
+    /** Records that the administrator revealed the directory's SCIM secret (the page shows it on a POST only). */
+    async revealed(token: unknown, directoryId: unknown) {
+      const link = await getByToken(token);
+      const d = await directoryOf(link, directoryId);
+      await used(link, 'reveal_scim_secret', d.id);
+    },
+    /**
+     * What the directory has received: its users and groups, its last change (event), and the last
+     * SCIM request and refused request (scim/activity.ts).
+     */
+    async connection(token: unknown, directoryId: unknown) {
+      const link = await getByToken(token);
+      const d = await directoryOf(link, directoryId);
+      const count = async (table: 'dsync_users' | 'dsync_groups') =>
+        Number(
+          (
+            await o.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where('directory_id', '=', d.id)
+              .executeTakeFirst()
+          )?.n ?? 0,
+        );
+      const [users, groups, last, activity] = await Promise.all([
+        count('dsync_users'),
+        count('dsync_groups'),
+        o.db
+          .selectFrom('dsync_events')
+          .select(['event', 'created_at'])
+          .where('directory_id', '=', d.id)
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst(),
+        o.db.selectFrom('dsync_scim_activity').selectAll().where('directory_id', '=', d.id).executeTakeFirst(),
+      ]);
+      return { users, groups, lastChange: last ? { event: last.event, at: last.created_at } : undefined, activity };
+    },
   };
 
   /**

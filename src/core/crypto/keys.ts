@@ -15,7 +15,8 @@ export type KeyPurpose =
   | 'state' // signed OAuth state parameters (cloud directory authorization)
   | 'dsync_link' // signed authorization links (starting a cloud directory authorization)
   | 'client-secret' // keyed hashes of generated OAuth 2.0 client secrets
-  | 'console'; // the operator console's session and sign-in cookies (JWE) and its client secret
+  | 'console' // the operator console's session and sign-in cookies (JWE) and its client secret
+  | 'setup_page'; // the CSRF tokens of a setup link's page
 
 export interface DerivedKey {
   id: string;
