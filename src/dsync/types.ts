@@ -40,6 +40,8 @@ export interface Directory {
   googleCustomerId: string;
   /** When the stored access token expires; null when unknown (tokens set by hand). */
   googleAccessTokenExpiresAt: Date | null;
+  /** Google Workspace: the groups a sync is limited to (emails or ids); empty: all groups and users. */
+  googleGroups: string[];
   createdAt: Date;
 }
 
@@ -56,6 +58,8 @@ export interface DirectoryRecord {
   google_domain?: string;
   google_access_token?: string;
   google_refresh_token?: string;
+  /** Google Workspace: the groups a sync is limited to (emails or ids); empty: all. */
+  google_groups?: string[];
   deactivated: boolean;
   google_authorization_url?: string;
 }

@@ -236,6 +236,8 @@ export interface DsyncDirectoriesTable {
   google_domain: Generated<string>;
   google_customer_id: Generated<string>;
   google_access_token_expires_at: Date | null;
+  /** Google Workspace: the groups a sync is limited to (emails or ids); empty: all (sql/0310). */
+  google_groups: Generated<string[]>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -646,6 +648,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'google_domain',
     'google_customer_id',
     'google_access_token_expires_at',
+    'google_groups',
   ],
   dsync_users: [
     'directory_id',

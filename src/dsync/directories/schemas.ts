@@ -1,6 +1,9 @@
 /** Inputs of the directory operations (Jackson `directories.create/update`). */
 import { z } from 'zod';
 
+/** Google Workspace groups to sync, by email or id (at most 500; empty: all). */
+const googleGroups = z.array(z.string().trim().min(1).max(255)).max(500);
+
 const url = z
   .string()
   .refine((v) => v === '' || (URL.canParse(v) && /^https?:$/.test(new URL(v).protocol)), 'must be an http(s) URL');
@@ -14,6 +17,7 @@ export const createDirectorySchema = z.object({
   google_domain: z.string().max(255).nullish(),
   google_access_token: z.string().nullish(),
   google_refresh_token: z.string().nullish(),
+  google_groups: googleGroups.nullish(),
 });
 
 /** `update` copies only these keys, and only when present (Jackson's whitelist). */
@@ -27,6 +31,7 @@ export const updateDirectorySchema = z.object({
   google_domain: z.string().max(255).optional(),
   google_access_token: z.string().optional(),
   google_refresh_token: z.string().optional(),
+  google_groups: googleGroups.optional(),
 });
 
 export type UpdateDirectoryInput = z.input<typeof updateDirectorySchema>;

@@ -55,6 +55,8 @@ const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', '
 type SecretField = (typeof SECRET_FIELDS)[number];
 
 const missing = () => dsyncError(400, 'Missing required parameters.');
+/** Chosen groups once each, compared case-insensitively (emails are). */
+const dedupe = (groups: string[]) => [...new Map(groups.map((g) => [g.toLowerCase(), g])).values()];
 const notFound = () => dsyncError(404, 'Directory configuration not found.');
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
@@ -96,6 +98,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       googleDomain: r.google_domain,
       googleCustomerId: r.google_customer_id,
       googleAccessTokenExpiresAt: r.google_access_token_expires_at,
+      googleGroups: r.google_groups ?? [],
       createdAt: r.created_at,
     };
     lazyField(d, 'googleAccessToken', r.id, 'google_access_token', r.google_access_token);
@@ -125,6 +128,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
             google_domain: d.googleDomain,
             google_access_token: d.googleAccessToken,
             google_refresh_token: d.googleRefreshToken,
+            google_groups: [...d.googleGroups],
           }
         : {}),
       deactivated: d.deactivated,
@@ -213,6 +217,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       google_access_token: type === 'google' ? sealField(id, 'google_access_token', p.google_access_token ?? '') : '',
       google_refresh_token:
         type === 'google' ? sealField(id, 'google_refresh_token', p.google_refresh_token ?? '') : '',
+      google_groups: type === 'google' ? dedupe(p.google_groups ?? []) : [],
     };
     const created = await withTx(o.db, async (trx) => {
       const d = fromRow(await store.insertDirectory(trx, values));
@@ -264,6 +269,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       ...(p.google_refresh_token !== undefined
         ? { google_refresh_token: sealField(current.id, 'google_refresh_token', p.google_refresh_token) }
         : {}),
+      ...(p.google_groups !== undefined ? { google_groups: dedupe(p.google_groups) } : {}),
       updated_at: o.clock.now(),
     };
     changed();

@@ -15,6 +15,7 @@ import {
   type GUser,
   googleConfig,
   googleGroup,
+  googleMember,
   googleUser,
   startFakeGoogle,
 } from '../../helpers/fake-google.ts';
@@ -223,5 +224,63 @@ describe('paging', () => {
       ...[all, ...small].map((g) => `group.created ${g.id}`),
       ...users.map((u) => `group.user_added ${all.id}:${u.id}`),
     ]);
+  });
+});
+
+describe('chosen groups (google_groups)', () => {
+  it('syncs only the chosen groups, their USER members and memberships; the rest goes when the choice narrows', async () => {
+    const users = Array.from({ length: 6 }, (_, i) => googleUser(7000 + i));
+    const eng = googleGroup('eng-chosen', 'Engineering');
+    const sales = googleGroup('sales-chosen', 'Sales');
+    const hr = googleGroup('hr-not-chosen', 'HR');
+    const [u0, u1, u2, u3, u4] = users as [GUser, GUser, GUser, GUser, GUser];
+    fake.users = users;
+    fake.groups = [eng, sales, hr];
+    fake.members = new Map([
+      [eng.id, [member(u0), member(u1), googleMember(hr.id, 'GROUP')]],
+      [sales.id, [member(u1), member(u2)]],
+      [hr.id, [member(u3), member(u4)]],
+    ]);
+    // Chosen by email (any case) and by id; one that does not exist at Google is ignored.
+    const d = await authorizedDirectory({
+      product: 'chosen',
+      google_groups: ['ENG-CHOSEN@acme.test', sales.id, 'nope@acme.test'],
+    });
+    expect(d.google_groups).toEqual(['ENG-CHOSEN@acme.test', sales.id, 'nope@acme.test']);
+    const first = await sync(d.id);
+    expect(first.result.status).toBe('completed');
+    expect(summary(first.events)).toEqual([
+      `user.created ${u0.id}`,
+      `user.created ${u1.id}`,
+      `user.created ${u2.id}`,
+      `group.created ${eng.id}`,
+      `group.created ${sales.id}`,
+      `group.user_added ${eng.id}:${u0.id}`,
+      `group.user_added ${eng.id}:${u1.id}`,
+      `group.user_added ${sales.id}:${u1.id}`,
+      `group.user_added ${sales.id}:${u2.id}`,
+    ]);
+
+    // Narrowed to Sales through the management API: Engineering and the users only it had go.
+    const narrowed = await v1(s)('PATCH', `/${d.id}`, { google_groups: [sales.email as string] });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.data.google_groups).toEqual([sales.email]);
+    const second = await sync(d.id);
+    expect(summary(second.events).sort()).toEqual([`user.deleted ${u0.id}`, `group.deleted ${eng.id}`].sort());
+
+    // Back to every group: everyone arrives.
+    await v1(s)('PATCH', `/${d.id}`, { google_groups: [] });
+    const third = await sync(d.id);
+    const added = summary(third.events);
+    for (const u of users.filter((x) => x.id !== u1.id && x.id !== u2.id))
+      expect(added).toContain(`user.created ${u.id}`);
+    expect(added).toContain(`group.created ${hr.id}`);
+    expect(added).toContain(`group.user_added ${hr.id}:${u3.id}`);
+
+    // Refused: not a list of strings, too many, empty names.
+    for (const google_groups of ['eng', [''], [42], Array.from({ length: 501 }, (_, i) => `g${i}`)]) {
+      const bad = await v1(s)('PATCH', `/${d.id}`, { google_groups });
+      expect(bad.status, JSON.stringify(google_groups).slice(0, 40)).toBe(400);
+    }
   });
 });

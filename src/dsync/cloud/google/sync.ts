@@ -12,6 +12,9 @@
  *   what is stored.
  * - Only `USER` members become memberships; nested groups (`GROUP`) and `CUSTOMER` members are
  *   ignored (Jackson took a nested group's id for a user id).
+ * - With chosen groups (`google_groups`: emails or ids), the groups and their members are listed
+ *   first, and only those groups, their USER members and their memberships are kept; users and
+ *   groups stored before that are not among them are deleted like those gone from Google.
  * - A lease in dsync_cloud_syncs makes sure one directory is never synced twice at the same time,
  *   whoever starts the run (worker job, CLI, library); a run that cannot take it is skipped.
  */
@@ -49,6 +52,13 @@ const DEFERRED_ROUNDS = 5;
 
 /** The memberships a membership change added or removed (the keys its writes returned). */
 const changed = (r: { written: string[][] }) => r.written.reduce((n, keys) => n + keys.length, 0);
+
+/** What a sync limited to chosen groups keeps: those groups (Google ids), their USER members, each group's members. */
+interface Scope {
+  groups: Set<string>;
+  users: Set<string>;
+  members: Map<string, string[]>;
+}
 
 export interface SyncResult {
   directoryId: string;
@@ -115,7 +125,36 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     }
   }
 
-  async function syncUsers(run: Run) {
+  /**
+   * With chosen groups (`google_groups`): the chosen groups at Google, by id, and their USER members,
+   * listed before anything is written; the users passed then keeps only those members.
+   */
+  async function chosenScope(run: Run): Promise<Scope | undefined> {
+    const chosen = new Set(run.directory.googleGroups.map((g) => g.toLowerCase()));
+    if (!chosen.size) return undefined;
+    const groups = new Set<string>();
+    for await (const page of run.list('groups'))
+      for (const g of page.items) {
+        const email = typeof g.email === 'string' ? g.email.toLowerCase() : '';
+        if (chosen.has(g.id.toLowerCase()) || (email && chosen.has(email))) groups.add(g.id);
+      }
+    const members = new Map<string, string[]>();
+    const users = new Set<string>();
+    for (const groupId of groups) {
+      const ids = await googleMembers(run, groupId);
+      if (!ids) continue;
+      members.set(groupId, ids);
+      for (const u of ids) users.add(u);
+      await run.renew();
+    }
+    log.info(
+      { directoryId: run.directory.id, chosen: chosen.size, groups: groups.size, users: users.size },
+      'google sync: limited to the chosen groups',
+    );
+    return { groups, users, members };
+  }
+
+  async function syncUsers(run: Run, scope?: Scope) {
     const id = run.directory.id;
     const seen = new Set<string>();
     const domains = new Map<string, number>();
@@ -123,7 +162,7 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     for await (const page of run.list('users')) {
       const batch: DsyncUser[] = [];
       for (const item of page.items) {
-        if (seen.has(item.id)) continue;
+        if (seen.has(item.id) || (scope && !scope.users.has(item.id))) continue;
         seen.add(item.id);
         const why = unstorable(item);
         if (why) {
@@ -155,14 +194,14 @@ export function createGoogleSync(o: GoogleSyncDeps) {
   }
 
   /** Returns the ids of the groups stored, in Google's order (the members phase walks them). */
-  async function syncGroups(run: Run): Promise<string[]> {
+  async function syncGroups(run: Run, scope?: Scope): Promise<string[]> {
     const id = run.directory.id;
     const seen = new Set<string>();
     const order: string[] = [];
     for await (const page of run.list('groups')) {
       const batch: DsyncGroup[] = [];
       for (const item of page.items) {
-        if (seen.has(item.id)) continue;
+        if (seen.has(item.id) || (scope && !scope.groups.has(item.id))) continue;
         seen.add(item.id);
         const why = unstorable(item);
         if (why) {
@@ -207,10 +246,10 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     return ids;
   }
 
-  async function syncMembers(run: Run, groupIds: string[]) {
+  async function syncMembers(run: Run, groupIds: string[], scope?: Scope) {
     const id = run.directory.id;
     for (const [i, groupId] of groupIds.entries()) {
-      const wanted = await googleMembers(run, groupId);
+      const wanted = scope?.members.get(groupId) ?? (await googleMembers(run, groupId));
       if (wanted) {
         const want = new Set(wanted);
         const have = await listMemberIds(o.db, id, groupId);
@@ -260,8 +299,9 @@ export function createGoogleSync(o: GoogleSyncDeps) {
     let status: 'completed' | 'failed' | 'stopped' = 'completed';
     let reason = '';
     try {
-      await syncUsers(run);
-      await syncMembers(run, await syncGroups(run));
+      const scope = await chosenScope(run);
+      await syncUsers(run, scope);
+      await syncMembers(run, await syncGroups(run, scope), scope);
     } catch (e) {
       if (e instanceof SyncStop) [status, reason] = ['stopped', e.message];
       else if (isGoogleError(e)) [status, reason] = ['failed', e.description];
