@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
  * The suite runs in two projects, both two files at a time (one per core on the 2-core CI machine,
@@ -18,6 +18,7 @@ import { defineConfig } from 'vitest/config';
  */
 export const ISOLATED_FILES = [
   // processes and browsers
+  'test/http/console/console-directory-admin.test.ts',
   'test/http/console/console-dsync.test.ts',
   'test/http/console/console.test.ts',
   'test/http/core/cockroach-engine.test.ts',
@@ -72,7 +73,8 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['test/**/*.test.ts'],
-          exclude: ISOLATED_FILES,
+          // vitest's own exclusions too (node_modules: the bench peers install theirs under test/bench/peers).
+          exclude: [...configDefaults.exclude, ...ISOLATED_FILES],
           isolate: false,
           maxWorkers: maxWorkers('GATEHOUSE_TEST_WORKERS', 2),
         },
