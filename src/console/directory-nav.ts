@@ -16,6 +16,10 @@ const RESULTS: Record<string, string> = {
   'webhooks-retried': 'The failed deliveries were re-enqueued; they run now with a fresh attempt budget.',
   'webhooks-none': 'No failed delivery matched (it may have been re-enqueued already).',
   'link-deleted': 'The setup link was deleted; its URL no longer works.',
+  'directory-created': 'The directory was created.',
+  'directory-updated': 'The directory was saved.',
+  'directory-deactivated': 'The directory was deactivated: its identity provider’s requests have no effect.',
+  'directory-activated': 'The directory was reactivated.',
 };
 
 /** The result message of `?done=`, if it is one of RESULTS. */
@@ -48,6 +52,7 @@ export function subNav(ctx: Context, d: DirectoryRecord): string {
     [`${base}/groups`, 'Groups'],
     [`${base}/events`, 'Events'],
     [`${base}/webhook-logs`, 'Delivery log'],
+    [`${base}/health`, 'Health'],
   ];
   const current = (href: string) => (href === base ? path === base : path === href || path.startsWith(`${href}/`));
   return `<nav aria-label="Directory ${e(d.name || d.id)}"><ul class="actions">${items

@@ -50,4 +50,6 @@ export const NOTICES: Record<string, string> = {
   'jobs-retried': 'The job was re-enqueued.',
   'webhook-retried': 'The delivery was re-enqueued.',
   'link-created': 'A setup link was created.',
+  'directory-deleted': 'The directory was deleted, with its users, groups, events and delivery log.',
+  'logs-cleared': 'The delivery log was cleared.',
 };

@@ -18,12 +18,14 @@ import { AppError } from '../core/errors.ts';
 import { cspSource, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
 import type { Guard, RouteTable } from '../core/http/routes.ts';
+import { setActor } from '../core/observability/scope.ts';
 import { CONSOLE_CLIENT_ID, type ConsoleEnv, type ConsolePage, NOTICES, publicPath } from './env.ts';
 import { e, layout } from './html.ts';
 import { clientPages } from './pages/clients.ts';
 import { deliveryLogPages } from './pages/delivery-log.ts';
 import { directoryListPages } from './pages/directories.ts';
 import { directoryPages } from './pages/directory.ts';
+import { directoryAdminPages } from './pages/directory-admin.ts';
 import { directoryEventPages } from './pages/directory-events.ts';
 import { directoryGroupPages } from './pages/directory-groups.ts';
 import { directoryUserPages } from './pages/directory-users.ts';
@@ -49,6 +51,8 @@ const PAGES: readonly ConsolePage[] = [
   sessionPages,
   trustPages,
   directoryListPages,
+  // Before directoryPages: /directories/new is not a directory id.
+  directoryAdminPages,
   setupLinkPages,
   directoryPages,
   directoryUserPages,
@@ -157,6 +161,8 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
       return problem(ctx, 401, 'Your console session has ended; sign in again.');
     }
     ctx.state.consoleSession = s;
+    // Audit events of the console's actions name the operator.
+    setActor({ kind: 'operator', id: s.sub });
     if (ctx.method === 'POST' && !sameSecret(env.field(ctx, 'csrf'), s.csrf)) {
       return problem(ctx, 403, 'The form is invalid or expired (CSRF check failed); reload the page and try again.');
     }

@@ -20,6 +20,7 @@ import { createWebhookLogsService } from './events/logs.ts';
 import { createRetryService } from './events/retry.ts';
 import type { DeliveryPolicy } from './events/service.ts';
 import { createGroupsService } from './groups/service.ts';
+import { createHealthService } from './health.ts';
 import { createScimActivity } from './scim/activity.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
@@ -133,6 +134,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     batch,
     lifecycle,
     webhooks: createRetryService({ queueDb: core.queue.db, directories, batch }),
+    health: createHealthService({ db: core.db, clock: core.clock, queueDb: core.queue.db }),
     google: createGoogleService({
       db: core.db,
       jobs,

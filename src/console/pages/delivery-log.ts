@@ -117,7 +117,8 @@ ${
 }
 ${table('Deliveries', ['Queued', 'Event', 'Status code', 'Result', 'Attempts', 'Error'], rows, 'No deliveries recorded.')}
 ${pager(`${dirPath(d.id)}/webhook-logs`, page, logs.length, 'Delivery log')}
-<div class="actions">${postButton(`${dirPath(d.id)}/webhooks/retry`, 'Re-enqueue failed deliveries of this directory', env.session(ctx).csrf)}</div>`;
+<div class="actions">${postButton(`${dirPath(d.id)}/webhooks/retry`, 'Re-enqueue failed deliveries of this directory', env.session(ctx).csrf)}
+${postButton(`${dirPath(d.id)}/webhook-logs/clear`, 'Clear the delivery log…', env.session(ctx).csrf, { cls: 'secondary' })}</div>`;
     env.page(ctx, `Delivery log of ${d.name || d.id}`, body);
   });
 

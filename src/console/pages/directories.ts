@@ -19,11 +19,12 @@ export function directoryListPages(env: ConsoleEnv, r: Registrar): void {
       d.webhook.endpoint ? `<code>${e(d.webhook.endpoint)}</code>` : '<span class="muted">none</span>',
     ]);
     const body = `<p>Directories receive users and groups from an identity provider over SCIM (or are synced from Google)
-and send their changes to the application's webhook. Create them through the API
-(<code>POST /api/v1/dsync</code>) or let a tenant's administrator do it with a <a href="/console/directories/setup-links">setup link</a>.</p>
+and send their changes to the application's webhook. Create them here, through the API
+(<code>POST /api/v1/dsync</code>), or let a tenant's administrator do it with a <a href="/console/directories/setup-links">setup link</a>.</p>
 ${table('Directories', ['Name', 'Tenant', 'Product', 'Type', 'Status', 'Webhook'], rows, 'No directories yet.')}
 ${pager('/console/directories', page, dirs.length, 'Directories')}
-<p><a href="/console/directories/setup-links">Setup links</a></p>`;
+<div class="actions"><a class="button" href="/console/directories/new">New directory</a>
+<a class="button secondary" href="/console/directories/setup-links">Setup links</a></div>`;
     env.page(ctx, 'Directories', body);
   });
 }

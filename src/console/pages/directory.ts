@@ -50,7 +50,17 @@ export function directoryPages(env: ConsoleEnv, r: Registrar): void {
 </dl>
 <div class="actions">${postButton(`${dirPath(d.id)}/webhooks/retry`, 'Re-enqueue failed deliveries of this directory', csrf)}</div>`
       : '<p>No webhook: events are stored (see Events) but not delivered.</p>';
+    const actions = `<div class="actions">
+<a class="button secondary" href="${dirPath(d.id)}/edit">Edit settings</a>
+${postButton(`${dirPath(d.id)}/status`, d.deactivated ? 'Reactivate' : 'Deactivate…', csrf, {
+  cls: 'secondary',
+  fields: { to: d.deactivated ? 'active' : 'deactivated' },
+})}
+${d.scim.endpoint ? postButton(`${dirPath(d.id)}/rotate-secret`, 'Rotate SCIM secret…', csrf, { cls: 'secondary' }) : ''}
+${postButton(`${dirPath(d.id)}/delete`, 'Delete…', csrf, { cls: 'danger' })}
+</div>`;
     const body = `${subNav(ctx, d)}
+${actions}
 <dl>
 <dt>ID</dt><dd><code>${e(d.id)}</code></dd>
 <dt>Tenant</dt><dd>${e(d.tenant)}</dd>

@@ -61,6 +61,14 @@ export async function listFailedJobs(exec: Executor, f: JobFilter = {}, limit = 
   }));
 }
 
+/** How many dead jobs match (no limit). */
+export async function countFailedJobs(exec: Executor, f: JobFilter = {}): Promise<number> {
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(*)::int as n from graphile_worker.jobs where ${where(f)}`.execute(exec);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** Makes dead jobs runnable now with a fresh attempt budget. Returns the ids re-enqueued. */
 export async function retryFailedJobs(exec: Executor, f: JobFilter = {}): Promise<number[]> {
   const { rows: ids } = await sql<{ id: number }>`select id from graphile_worker.jobs where ${where(f)}`.execute(exec);

@@ -8,8 +8,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface Actor {
   /** `admin` (admin API caller), `api_key` (directory-sync API), `directory` (a SCIM client),
    * `setup_link` (a tenant administrator holding a setup link), `subject` (an end user),
-   * `client` (an OAuth2 client), `system` (a job), `anonymous`. */
-  kind: 'admin' | 'api_key' | 'directory' | 'setup_link' | 'subject' | 'client' | 'system' | 'anonymous';
+   * `client` (an OAuth2 client), `operator` (a signed-in operator of the console), `system` (a job),
+   * `anonymous`. */
+  kind: 'admin' | 'api_key' | 'directory' | 'setup_link' | 'subject' | 'client' | 'operator' | 'system' | 'anonymous';
   id?: string;
 }
 

@@ -43,6 +43,7 @@
  * its queued events are dropped (logged at info).
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { withTx } from '../../core/db/tx.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { createKeepAlive } from '../../core/safe-fetch.ts';
@@ -219,6 +220,9 @@ export function createDeliveryService(o: DeliveryOptions) {
           }
           await flush();
           if (await release(directory.id, sender)) return outcome();
+          // Events wait that the read after `lastSeq` did not see (re-sent older events): read
+          // from the start again (everything sent is marked, flush above).
+          lastSeq = undefined;
           continue;
         }
         if (idleSince !== undefined) {
@@ -293,5 +297,26 @@ export function createDeliveryService(o: DeliveryOptions) {
   const senderFailed = (p: DeliverPayload, job: DeliverJob) =>
     outbox.markSenderFailed(o.db, p.directoryId, { senderId: p.senderId, jobId: job.id });
 
-  return { deliver, repairOrphans, senderFailed };
+  /**
+   * Queues the directory's kept events from sequence number `fromSeq` on for real-time delivery
+   * again (an operator's resend: the receiver lost them). Events still queued stay queued once; a
+   * sender is started unless one is on its way (which reads them from the start when it would
+   * step down). Returns how many were queued. The directory row is locked meanwhile, as for a write.
+   */
+  async function resend(directoryId: string, fromSeq: number): Promise<number> {
+    return withTx(o.db, async (trx) => {
+      await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(trx);
+      const r = await sql`insert into dsync_webhook_outbox (event_id, directory_id, seq, mode, job_id)
+        select id, directory_id, seq, 'realtime', null from dsync_events
+        where directory_id = ${directoryId} and seq >= ${fromSeq}
+        on conflict (event_id) do nothing`.execute(trx);
+      const queued = Number(r.numAffectedRows ?? 0);
+      const senderId = randomUUID();
+      if (queued && (await outbox.claimSender(trx, directoryId, senderId)))
+        await enqueueSender(o.jobs, trx, directoryId, senderId, o.maxAttempts);
+      return queued;
+    });
+  }
+
+  return { deliver, repairOrphans, senderFailed, resend };
 }
