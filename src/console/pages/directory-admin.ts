@@ -248,7 +248,7 @@ ${secretBox('scim-secret', 'SCIM secret', rotated.scim.secret, true)}
           fields: { from: String(from) },
         }),
       );
-    const n = await dsync.delivery.resend(d.id, from);
+    const n = await dsync.delivery.resend(d.id, from, dsync.policy);
     env.c.log.info({ operator: env.session(ctx).sub, directoryId: d.id, from, events: n }, 'console: events resent');
     see(ctx, `${dirPath(d.id)}/health?done=${n ? 'events-resent' : 'events-none'}`);
   });

@@ -50,7 +50,7 @@ import { createKeepAlive } from '../../core/safe-fetch.ts';
 import * as outbox from '../store/outbox.ts';
 import { wireEvent } from './payload.ts';
 import type { SenderOptions } from './senders.ts';
-import { enqueueSender } from './service.ts';
+import { type DeliveryPolicy, enqueueSender, ensureBatchTimer } from './service.ts';
 import { DeliveryFailed, postWebhook, undeliverable } from './webhook.ts';
 
 export interface DeliveryOptions extends SenderOptions {
@@ -298,22 +298,28 @@ export function createDeliveryService(o: DeliveryOptions) {
     outbox.markSenderFailed(o.db, p.directoryId, { senderId: p.senderId, jobId: job.id });
 
   /**
-   * Queues the directory's kept events from sequence number `fromSeq` on for real-time delivery
-   * again (an operator's resend: the receiver lost them). Events still queued stay queued once; a
+   * Queues the directory's kept events from sequence number `fromSeq` on for delivery (real-time or
+   * batch, as `policy` says) again (an operator's resend: the receiver lost them). Events still queued stay queued once; a
    * sender is started unless one is on its way (which reads them from the start when it would
    * step down). Returns how many were queued. The directory row is locked meanwhile, as for a write.
    */
-  async function resend(directoryId: string, fromSeq: number): Promise<number> {
+  async function resend(directoryId: string, fromSeq: number, policy: DeliveryPolicy): Promise<number> {
+    const mode = policy.batchMode ? 'batch' : 'realtime';
     return withTx(o.db, async (trx) => {
       await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(trx);
       const r = await sql`insert into dsync_webhook_outbox (event_id, directory_id, seq, mode, job_id)
-        select id, directory_id, seq, 'realtime', null from dsync_events
+        select id, directory_id, seq, ${mode}, null from dsync_events
         where directory_id = ${directoryId} and seq >= ${fromSeq}
         on conflict (event_id) do nothing`.execute(trx);
       const queued = Number(r.numAffectedRows ?? 0);
-      const senderId = randomUUID();
-      if (queued && (await outbox.claimSender(trx, directoryId, senderId)))
-        await enqueueSender(o.jobs, trx, directoryId, senderId, o.maxAttempts);
+      if (!queued) return 0;
+      // Batch mode: the interval timer (or the next processing run) sends them with the rest.
+      if (mode === 'batch') await ensureBatchTimer(trx, policy);
+      else {
+        const senderId = randomUUID();
+        if (await outbox.claimSender(trx, directoryId, senderId))
+          await enqueueSender(o.jobs, trx, directoryId, senderId, o.maxAttempts);
+      }
       return queued;
     });
   }

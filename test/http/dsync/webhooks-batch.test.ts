@@ -121,6 +121,26 @@ describe('batch size 3 (DSYNC_WEBHOOK_BATCH_SIZE)', () => {
     }
   });
 
+  it('resends kept events from a sequence number in batches (the console’s resend in batch mode)', async () => {
+    const d = await createDirectory(s, {
+      tenant: 'b3',
+      product: 'resend',
+      webhook_url: rx.url,
+      webhook_secret: SECRET,
+    });
+    await addUsers(s, d, 4);
+    await processEvents(s);
+    await eventually(async () => (await outboxCount(s, d.id)) === 0 && arraysFor(rx, d.id).flat().length === 4);
+    const services = s.container.dsync.services;
+    expect(await services.delivery.resend(d.id, 2, services.policy)).toBe(3);
+    expect(await outboxCount(s, d.id)).toBe(3);
+    // Queued for batches: nothing goes out before processing.
+    expect(arraysFor(rx, d.id).flat()).toHaveLength(4);
+    await processEvents(s);
+    await eventually(async () => (await outboxCount(s, d.id)) === 0 && arraysFor(rx, d.id).flat().length === 7);
+    expect(arraysFor(rx, d.id).flatMap((a) => a.map((e) => e.seq))).toEqual([1, 2, 3, 4, 2, 3, 4]);
+  });
+
   it('keeps a failed batch queued and retries it with backoff, not in a tight loop; nothing is lost or sent twice', async () => {
     let down = true;
     const flaky = await startReceiver(() => (down ? 500 : 200));
