@@ -133,6 +133,8 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     }),
     batch,
     lifecycle,
+    /** Applies directory changes (change/apply.ts): one per process, so that changes of a directory share calls. */
+    applier,
     webhooks: createRetryService({ queueDb: core.queue.db, directories, batch }),
     health: createHealthService({ db: core.db, clock: core.clock, queueDb: core.queue.db }),
     google: createGoogleService({

@@ -380,7 +380,14 @@ export function createApplier(db: Db, audit: Audit) {
     return withTx(db, (trx) => inTransaction(trx, directory, planner, o, seen));
   }
 
-  return { apply };
+  /** Changes of the directory queued for a call behind the calls running for it (all delivery policies). */
+  function waiting(directoryId: string): number {
+    let n = 0;
+    for (const [key, lane] of lanes) if (key.startsWith(`${directoryId}:`)) n += lane.queued.length;
+    return n;
+  }
+
+  return { apply, waiting };
 }
 
 export type Applier = ReturnType<typeof createApplier>;

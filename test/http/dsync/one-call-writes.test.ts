@@ -16,7 +16,7 @@ import { createApplier } from '../../../src/dsync/change/apply.ts';
 import { scimErrorBody } from '../../../src/dsync/errors.ts';
 import { createScimService } from '../../../src/dsync/scim/service.ts';
 import type { DirectoryRecord } from '../../../src/dsync/types.ts';
-import type { TestServer } from '../../helpers/apps.ts';
+import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, memberIds, scimClient, startDsyncServer, storedEvents } from '../../helpers/dsync.ts';
 
 let oneCall: TestServer;
@@ -247,9 +247,23 @@ describe('one-call SCIM writes', () => {
     const scim = scimClient(oneCall, d);
     // 10 names, each asked for three times at once: one 201 and two 409 per name.
     const names = Array.from({ length: 30 }, (_, i) => `t-${i % 10}@example.com`);
-    const { value: answers, texts } = await sent(() =>
-      Promise.all(names.map((userName) => scim('POST', '/Users', { userName }))),
-    );
+    // "At once" made certain whatever the machine's speed: the directory row is held, so the first
+    // two calls wait at their events and every other create queues behind them; then it is let go.
+    const applier = oneCall.container.dsync.services.applier;
+    const holder = new pg.Client({ connectionString: oneCall.database.url });
+    await holder.connect();
+    await holder.query('begin');
+    await holder.query('select 1 from dsync_directories where id = $1 for update', [d.id]);
+    const { value: answers, texts } = await sent(async () => {
+      const all = Promise.all(names.map((userName) => scim('POST', '/Users', { userName })));
+      try {
+        await eventually(async () => applier.waiting(d.id) === names.length - 2);
+      } finally {
+        await holder.query('rollback');
+        await holder.end();
+      }
+      return all;
+    });
     expect(answers.filter((a) => a.status === 201)).toHaveLength(10);
     expect(answers.filter((a) => a.status === 409)).toHaveLength(20);
     for (const a of answers.filter((x) => x.status === 409))
