@@ -134,7 +134,15 @@ describe('GET /api/v1/dsync/{id}/events', () => {
       await insertRaw(a, d.id, Number(rows[0].event_seq));
       // ...so a SCIM write of the same directory waits, then gets the next number.
       const pending = scim('POST', '/Users', user('w1'));
-      await new Promise((r) => setTimeout(r, 200));
+      // The write is waiting for the directory's row (seen in PostgreSQL, not guessed by a sleep).
+      const pid = (await a.query('select pg_backend_pid() as pid')).rows[0].pid as number;
+      await eventually(async () => {
+        const { rows: waiting } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and ${pid} = any(pg_blocking_pids(pid))`.execute(
+          s.container.db,
+        );
+        return (waiting[0]?.n ?? 0) > 0;
+      });
       expect((await page(`/${d.id}/events?after=${start.cursor}`)).data).toEqual([]);
       await a.query('commit');
       expect((await pending).status).toBe(201);
