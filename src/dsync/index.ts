@@ -36,7 +36,10 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
     secureCookies: cookiesSecure(core.config),
   };
   const pub = new RouteTable();
-  publicRoutes(pub, services, google, { csrfRing: keyRing(core.config.secrets.system, 'setup_page') });
+  publicRoutes(pub, services, google, {
+    csrfRing: keyRing(core.config.secrets.system, 'setup_page'),
+    externalUrl: core.config.dsync.external_url,
+  });
   const v1 = new RouteTable();
   v1Routes(v1, services);
   return {

@@ -135,7 +135,7 @@ export function publicRoutes(
   table: RouteTable,
   s: DsyncRouteServices,
   google: GoogleRouteOptions,
-  page: { csrfRing: KeyRing },
+  page: { csrfRing: KeyRing; externalUrl: string },
 ): void {
   scimRoutes(
     table.group({

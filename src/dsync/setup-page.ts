@@ -161,7 +161,14 @@ function connectionPanel(c: Connection): string {
  * Long: the two pages and their three forms share the link's token, the CSRF check and the renderer,
  * which the closure binds once.
  */
-export function setupPageRoutes(r: Registrar, s: { setupLinks: SetupLinksService; csrfRing: KeyRing }): void {
+export function setupPageRoutes(
+  r: Registrar,
+  s: { setupLinks: SetupLinksService; csrfRing: KeyRing; externalUrl: string },
+): void {
+  // The origins the page is served from: the links' (`dsync.external_url`, as the browser sees it
+  // behind a proxy) and this listener's own.
+  const origins = (ctx: Context) =>
+    [...new Set([cspSource(s.externalUrl), cspSource(ownOrigin(ctx))])].filter((x): x is string => !!x);
   const setup = () => s.setupLinks.setup;
   const csrf = csrfTokens(s.csrfRing);
   const base = `${SETUP_PAGE_PREFIX}/:token`;
@@ -174,12 +181,12 @@ export function setupPageRoutes(r: Registrar, s: { setupLinks: SetupLinksService
     return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '';
   };
   const render = (ctx: Context, title: string, body: string, status = 200, notice?: string) =>
-    sendHtml(ctx, (nonce) => layout({ nonce, title, body, notice }), { formAction: formTargets(ctx) }, status);
+    sendHtml(ctx, (nonce) => layout({ nonce, title, body, notice }), { formAction: origins(ctx) }, status);
 
   /** A POST of this page: from this origin (when the browser says), with the link's CSRF token. */
   function checkPost(ctx: Context): void {
     const origin = ctx.get('origin');
-    if (origin && origin !== 'null' && origin !== ownOrigin(ctx))
+    if (origin && origin !== 'null' && !origins(ctx).includes(origin))
       throw new AppError({ status: 403, code: 'forbidden', description: 'This form can only be sent from this page.' });
     if (!csrf.check(token(ctx), field(ctx, 'csrf')))
       throw new AppError({
@@ -299,7 +306,6 @@ ${scim}`;
 
 /** This listener's origin as the browser addresses it (`Host`, or `X-Forwarded-Host` behind a trusted proxy). */
 const ownOrigin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
-const formTargets = (ctx: Context) => [cspSource(ownOrigin(ctx))].filter((x): x is string => !!x);
 
 /**
  * The page's guard: the link's token in the path must be valid. A refused link, and any error of

@@ -220,6 +220,47 @@ describe('the setup page over HTTP', () => {
   });
 });
 
+describe('behind a proxy (dsync.external_url is not this listener)', () => {
+  let proxied: TestServer;
+  const EXTERNAL = 'https://sso.example.com';
+  beforeAll(async () => {
+    proxied = await startDsyncServer({ 'dsync.external_url': EXTERNAL });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+  });
+
+  it('lets forms post to the external origin and accepts POSTs from it', async () => {
+    const r = await v1(proxied)('POST', '/setuplinks', {
+      tenant: 'proxied',
+      product: 'CRM',
+      webhook_url: 'https://app.example.com/hook',
+      webhook_secret: 'app-secret',
+    });
+    const url = r.body.data.url as string;
+    expect(url.startsWith(`${EXTERNAL}/setup/`)).toBe(true);
+    // What the proxy forwards: the same path on this listener.
+    const local = `${proxied.publicUrl}${new URL(url).pathname}`;
+    const page = await get(local);
+    expect(page.headers.get('content-security-policy')).toContain(`form-action ${EXTERNAL} `);
+    const created = await post(
+      `${local}/directories`,
+      { csrf: csrfOf(page.html), type: 'okta-scim-v2' },
+      { origin: EXTERNAL },
+    );
+    expect(created.status).toBe(303);
+    expect(
+      (
+        await post(
+          `${local}/directories`,
+          { csrf: csrfOf(page.html), type: 'okta-scim-v2' },
+          { origin: 'https://evil.example' },
+        )
+      ).status,
+    ).toBe(403);
+  });
+});
+
 describe.skipIf(!haveChromium)('the setup page in Chromium', () => {
   it('walks from the link to the secret with the keyboard and mouse, axe-core clean, with and without JavaScript', async () => {
     const browser = await launchChromium();
