@@ -4,7 +4,7 @@
  * `e`; builders return strings.
  */
 import { escapeHtml as e } from '../core/http/html.ts';
-import { csrfField, SCRIPT, STYLE } from '../core/http/page-kit.ts';
+import { csrfField, htmlPage } from '../core/http/page-kit.ts';
 
 export { csrfField, secretBox, table, when } from '../core/http/page-kit.ts';
 export { e };
@@ -56,26 +56,14 @@ ${csrfField(p.operator.csrf)}
 </form>
 </header>`
     : `<header><span class="brand">gatehouse console</span></header>`;
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(p.title)} · gatehouse console</title>
-<style nonce="${e(p.nonce)}">${STYLE}</style>
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-${header}
-<main id="main" tabindex="-1">
-<h1>${e(p.title)}</h1>
-${p.notice ? `<p class="notice" role="status">${e(p.notice)}</p>` : ''}
-${p.body}
-</main>
-<script nonce="${e(p.nonce)}">${SCRIPT}</script>
-</body>
-</html>
-`;
+  return htmlPage({
+    nonce: p.nonce,
+    title: p.title,
+    site: 'gatehouse console',
+    header,
+    body: p.body,
+    notice: p.notice,
+  });
 }
 
 /** A one-button POST form (with the CSRF token). */

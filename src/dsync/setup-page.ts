@@ -19,7 +19,7 @@ import { type KeyRing, secretKey } from '../core/crypto/keys.ts';
 import { safeEqual } from '../core/crypto/random.ts';
 import { AppError, isAppError } from '../core/errors.ts';
 import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
-import { csrfField, SCRIPT, STYLE, secretBox, table, when } from '../core/http/page-kit.ts';
+import { csrfField, htmlPage, secretBox, table, when } from '../core/http/page-kit.ts';
 import type { Registrar } from '../core/http/routes.ts';
 import { ENTERPRISE_USER } from './enterprise.ts';
 import type { SetupLinksService } from './setup-links.ts';
@@ -104,26 +104,11 @@ interface PageInput {
 }
 
 function layout(p: PageInput): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${e(p.title)} · directory setup</title>
-<style nonce="${e(p.nonce)}">${STYLE}</style>
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header><span class="brand">Directory setup</span></header>
-<main id="main" tabindex="-1">
-<h1>${e(p.title)}</h1>
-${p.notice ? `<p class="notice" role="status">${e(p.notice)}</p>` : ''}
-${p.body}
-</main>
-<script nonce="${e(p.nonce)}">${SCRIPT}</script>
-</body>
-</html>
-`;
+  return htmlPage({
+    ...p,
+    site: 'directory setup',
+    header: '<header><span class="brand">Directory setup</span></header>',
+  });
 }
 
 /** Result messages after a redirect (`?done=`): a fixed list, so a link cannot put words on the page. */

@@ -51,3 +51,32 @@ export async function consoleSignIn(srv: TestServer, subject: string, password: 
   });
   return { ...done, first: first.url, jar };
 }
+
+/**
+ * A signed-in operator (`subject`, the development login's password) with its session's CSRF token,
+ * and GET/POST helpers on the admin listener (redirects not followed). `csrfOnPost`: every POST
+ * carries the token (a test of refusals leaves it off and forges its own).
+ */
+export async function consoleOperator(
+  srv: TestServer,
+  o: { subject?: string; password?: string; csrfOnPost?: boolean } = {},
+) {
+  const jar: Jar = new Map();
+  const done = await consoleSignIn(srv, o.subject ?? 'ada@example.com', o.password ?? 'gatehouse-dev', jar, '/console');
+  const url = done.url;
+  const csrf = hidden(await done.res.text(), 'csrf');
+  const get = async (path: string) => {
+    const res = await fetch(`${srv.adminUrl}${path}`, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+    return { res, html: await res.text() };
+  };
+  const post = async (path: string, fields: Record<string, string>) => {
+    const res = await fetch(`${srv.adminUrl}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
+      body: new URLSearchParams(o.csrfOnPost ? { csrf, ...fields } : fields),
+    });
+    return { res, html: await res.text() };
+  };
+  return { get, post, csrf, url };
+}

@@ -98,3 +98,38 @@ export const when = (d: Date | string | null | undefined) =>
           .replace(/\.\d+Z$/, ' UTC'),
       )
     : '';
+
+/**
+ * A whole page: the document, the style sheet and the copy script under `nonce`, a skip link, the
+ * site's `header` (HTML), and `main` with the title as its heading, an optional status message and
+ * `body` (HTML). `site` ends the document title (`Clients · gatehouse console`).
+ */
+export function htmlPage(p: {
+  nonce: string;
+  title: string;
+  site: string;
+  header: string;
+  body: string;
+  notice?: string | undefined;
+}): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(p.title)} · ${e(p.site)}</title>
+<style nonce="${e(p.nonce)}">${STYLE}</style>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+${p.header}
+<main id="main" tabindex="-1">
+<h1>${e(p.title)}</h1>
+${p.notice ? `<p class="notice" role="status">${e(p.notice)}</p>` : ''}
+${p.body}
+</main>
+<script nonce="${e(p.nonce)}">${SCRIPT}</script>
+</body>
+</html>
+`;
+}

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { ARTIFACTS, announceChromium, axeViolations, haveChromium, launchChromium } from '../../helpers/browser.ts';
-import { consoleSignIn, cookieHeader, hidden, type Jar } from '../../helpers/console.ts';
+import { consoleOperator } from '../../helpers/console.ts';
 import { scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 
@@ -38,25 +38,7 @@ afterAll(async () => {
   await rx?.close();
 });
 
-async function operator() {
-  const jar: Jar = new Map();
-  const done = await consoleSignIn(s, 'ada@example.com', 'gatehouse-dev', jar, '/console');
-  const csrf = hidden(await done.res.text(), 'csrf');
-  const get = async (path: string) => {
-    const res = await fetch(`${s.adminUrl}${path}`, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
-    return { res, html: await res.text() };
-  };
-  const post = async (path: string, fields: Record<string, string>) => {
-    const res = await fetch(`${s.adminUrl}${path}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
-      body: new URLSearchParams({ csrf, ...fields }),
-    });
-    return { res, html: await res.text() };
-  };
-  return { get, post, csrf };
-}
+const operator = () => consoleOperator(s, { csrfOnPost: true });
 
 const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
 const auditOf = async (targetId: string) =>

@@ -13,7 +13,7 @@ import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import { oktaUser } from '../../fixtures/dsync/okta.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { ARTIFACTS, announceChromium, axeViolations, haveChromium, launchChromium } from '../../helpers/browser.ts';
-import { consoleSignIn, cookieHeader, hidden, type Jar } from '../../helpers/console.ts';
+import { consoleOperator } from '../../helpers/console.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 
@@ -115,25 +115,10 @@ afterAll(async () => {
 
 /** An operator signed in over HTTP: GET and POST (form) helpers, and the session's CSRF token. */
 async function operator() {
-  const jar: Jar = new Map();
-  const done = await consoleSignIn(s, 'ada@example.com', 'gatehouse-dev', jar, '/console');
-  expect(new URL(done.url).pathname).toBe('/console');
-  const csrf = hidden(await done.res.text(), 'csrf');
-  expect(csrf).not.toBe('');
-  const get = async (path: string) => {
-    const res = await fetch(`${s.adminUrl}${path}`, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
-    return { res, html: await res.text() };
-  };
-  const post = async (path: string, fields: Record<string, string>) => {
-    const res = await fetch(`${s.adminUrl}${path}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar) },
-      body: new URLSearchParams(fields),
-    });
-    return { res, html: await res.text() };
-  };
-  return { get, post, csrf };
+  const op = await consoleOperator(s);
+  expect(new URL(op.url).pathname).toBe('/console');
+  expect(op.csrf).not.toBe('');
+  return op;
 }
 
 describe('directory pages over HTTP', () => {
