@@ -312,7 +312,10 @@ describe('webhook logs', () => {
       await scimClient(s, off)('POST', '/Users', scimUser(11));
       await eventually(async () => {
         await nudge(s);
-        return flaky.delivered().length === 1 && deliveredFor(off.id).length === 1;
+        // Answered, then logged, then marked: an empty queue means the log row has its outcome.
+        return (
+          flaky.delivered().length === 1 && deliveredFor(off.id).length === 1 && (await outboxCount(s, on.id)) === 0
+        );
       }, 20_000);
       const list = await api()('GET', `/events?directoryId=${on.id}`);
       expect(list.status).toBe(200);
@@ -340,7 +343,7 @@ describe('webhook logs', () => {
       await scimClient(s, on)('POST', '/Users', scimUser(12));
       await eventually(async () => {
         await nudge(s);
-        return flaky.delivered().length === 2;
+        return flaky.delivered().length === 2 && (await outboxCount(s, on.id)) === 0;
       }, 20_000);
       const [second] = (await api()('GET', `/events?directoryId=${on.id}`)).body.data; // newest first
       expect(second).toMatchObject({ status: 'delivered', status_code: 200, attempt: 1 });
