@@ -15,7 +15,7 @@
 import type { Context, Next } from 'koa';
 import type { Container } from '../container.ts';
 import { AppError } from '../core/errors.ts';
-import { cspSource, sendHtml } from '../core/http/html.ts';
+import { cspSource, listenerOrigin, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
 import type { Guard, RouteTable } from '../core/http/routes.ts';
 import { setActor } from '../core/observability/scope.ts';
@@ -78,10 +78,7 @@ export function consoleRoutes(table: RouteTable, c: Container): { operator: Guar
   const isOperator = (sub: string) => operators.has(sub);
 
   const formTargets = (ctx: Context) => {
-    // Koa 3's ctx.origin is the request's Origin header: this listener's origin is protocol and host.
-    const out = [cspSource(cfg.urls.self.admin), cspSource(`${ctx.protocol}://${ctx.host}`)].filter(
-      (x): x is string => !!x,
-    );
+    const out = [cspSource(cfg.urls.self.admin), cspSource(listenerOrigin(ctx))].filter((x): x is string => !!x);
     return out;
   };
 

@@ -18,8 +18,9 @@ import type { Context, Next } from 'koa';
 import { type KeyRing, secretKey } from '../core/crypto/keys.ts';
 import { safeEqual } from '../core/crypto/random.ts';
 import { AppError, isAppError } from '../core/errors.ts';
-import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
+import { cspSource, escapeHtml as e, listenerOrigin, sendHtml } from '../core/http/html.ts';
 import { csrfField, htmlPage, secretBox, table, when } from '../core/http/page-kit.ts';
+import { firstValue } from '../core/http/params.ts';
 import type { Registrar } from '../core/http/routes.ts';
 import { ENTERPRISE_USER } from './enterprise.ts';
 import type { SetupLinksService } from './setup-links.ts';
@@ -153,7 +154,7 @@ export function setupPageRoutes(
   // The origins the page is served from: the links' (`dsync.external_url`, as the browser sees it
   // behind a proxy) and this listener's own.
   const origins = (ctx: Context) =>
-    [...new Set([cspSource(s.externalUrl), cspSource(ownOrigin(ctx))])].filter((x): x is string => !!x);
+    [...new Set([cspSource(s.externalUrl), cspSource(listenerOrigin(ctx))])].filter((x): x is string => !!x);
   const setup = () => s.setupLinks.setup;
   const csrf = csrfTokens(s.csrfRing);
   const base = `${SETUP_PAGE_PREFIX}/:token`;
@@ -161,10 +162,7 @@ export function setupPageRoutes(
   const home = (ctx: Context) => `${SETUP_PAGE_PREFIX}/${encodeURIComponent(token(ctx))}`;
   const dirPath = (ctx: Context, id: string) => `${home(ctx)}/directories/${encodeURIComponent(id)}`;
   const form = (ctx: Context) => (ctx.request.body ?? {}) as Record<string, unknown>;
-  const field = (ctx: Context, name: string) => {
-    const v = form(ctx)[name];
-    return typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '';
-  };
+  const field = (ctx: Context, name: string) => firstValue(form(ctx)[name]) ?? '';
   const render = (ctx: Context, title: string, body: string, status = 200, notice?: string) =>
     sendHtml(ctx, (nonce) => layout({ nonce, title, body, notice }), { formAction: origins(ctx) }, status);
 
@@ -212,8 +210,10 @@ ${options}
 
   async function directory(ctx: Context, o: { secret?: string; notice?: string } = {}) {
     const id = String((ctx.params as { id?: string }).id ?? '');
-    const d: DirectoryView = await setup().get(token(ctx), id);
-    const c = await setup().connection(token(ctx), id);
+    const [d, c]: [DirectoryView, Connection] = await Promise.all([
+      setup().get(token(ctx), id),
+      setup().connection(token(ctx), id),
+    ]);
     const t = token(ctx);
     const here = dirPath(ctx, d.id);
     const steps = d.type === 'google' ? [] : STEPS[d.type as Exclude<DirectoryType, 'google'>];
@@ -288,9 +288,6 @@ ${scim}`;
     });
   });
 }
-
-/** This listener's origin as the browser addresses it (`Host`, or `X-Forwarded-Host` behind a trusted proxy). */
-const ownOrigin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
 
 /**
  * The page's guard: the link's token in the path must be valid. A refused link, and any error of

@@ -51,6 +51,12 @@ const list = (sources: readonly string[] | undefined) => {
   return s.length ? s.join(' ') : "'none'";
 };
 
+/**
+ * This listener's origin as the request addressed it (protocol and `Host`, or the forwarded ones
+ * behind a trusted proxy). Not `ctx.origin`: in Koa 3 that is the request's `Origin` header.
+ */
+export const listenerOrigin = (ctx: Context) => `${ctx.protocol}://${ctx.host}`;
+
 /** The `Content-Security-Policy` value for one response. */
 export function contentSecurityPolicy(nonce: string, p: HtmlPolicy = {}): string {
   return [

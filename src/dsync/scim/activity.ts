@@ -20,8 +20,6 @@ export interface ScimActivityNote {
 
 export interface ScimActivity {
   note(n: ScimActivityNote): void;
-  /** Resolves when the writes started so far have ended (tests, shutdown). */
-  settled(): Promise<void>;
 }
 
 /** Directories whose last write time this process remembers (the oldest go first). */
@@ -35,7 +33,6 @@ export function createScimActivity(o: {
 }): ScimActivity {
   const everyMs = o.everyMs ?? 5000;
   const last = new Map<string, { at: number; errorAt: number }>();
-  const pending = new Set<Promise<void>>();
 
   function write(n: ScimActivityNote, now: Date, withError: boolean): void {
     const values = {
@@ -49,7 +46,7 @@ export function createScimActivity(o: {
         : {}),
     };
     const { directory_id: _d, ...update } = values;
-    const p = o.db
+    void o.db
       .insertInto('dsync_scim_activity')
       .values(values)
       .onConflict((oc) => oc.column('directory_id').doUpdateSet(update))
@@ -58,9 +55,7 @@ export function createScimActivity(o: {
         () => undefined,
         // The directory was deleted meanwhile (foreign key), or the database is away: nothing to keep.
         (e: unknown) => o.log?.debug({ err: e, directoryId: n.directoryId }, 'SCIM activity not recorded'),
-      )
-      .finally(() => pending.delete(p));
-    pending.add(p);
+      );
   }
 
   return {
@@ -76,9 +71,6 @@ export function createScimActivity(o: {
       if (last.size >= REMEMBERED) last.delete(last.keys().next().value as string);
       last.set(n.directoryId, { at: t, errorAt: errorDue ? t : seen.errorAt });
       write(n, now, errorDue);
-    },
-    async settled() {
-      await Promise.all([...pending]);
     },
   };
 }

@@ -211,8 +211,8 @@ export function createScimService(o: {
     admitted?: (directory: Directory, kind: 'users' | 'groups') => void,
   ): Promise<ScimResult> {
     const kind = String(req.resourceType ?? '').toLowerCase();
-    const discovering = DISCOVERY_KINDS.has(kind);
-    if (kind !== 'users' && kind !== 'groups' && !discovering) return { status: 404, data: {}, events: [] };
+    const resource = kind === 'users' || kind === 'groups' ? kind : undefined;
+    if (!resource && !DISCOVERY_KINDS.has(kind)) return { status: 404, data: {}, events: [] };
     const directory = await o.directories.loadKept(String(req.directoryId ?? ''));
     if (!directory) throw scimError(404, 'Directory configuration not found.');
     const secret = typeof req.apiSecret === 'string' ? req.apiSecret : '';
@@ -224,16 +224,16 @@ export function createScimService(o: {
     if (directory.deactivated) return { status: 200, data: {}, events: [] };
     const method = String(req.method ?? '').toUpperCase();
     const id = typeof req.resourceId === 'string' && req.resourceId !== '' ? req.resourceId : undefined;
-    if (discovering) {
+    if (!resource) {
+      // A discovery resource (checked above).
       const base = `${o.baseUrl ?? ''}${directory.scim.path}`;
       const r = discovery(kind as DiscoveryKind, method, id, base, o.pageLimit ?? PAGE_LIMIT);
       return { ...r, events: [] };
     }
-    if (kind !== 'users' && kind !== 'groups') return { status: 404, data: {}, events: [] };
-    admitted?.(directory, kind);
-    if (id?.includes('\u0000')) throw scimError(404, kind === 'users' ? 'User not found' : 'Group not found');
+    admitted?.(directory, resource);
+    if (id?.includes('\u0000')) throw scimError(404, resource === 'users' ? 'User not found' : 'Group not found');
     const r =
-      kind === 'users'
+      resource === 'users'
         ? await usersRequest(directory, method, id, req, policy)
         : await groupsRequest(directory, method, id, req, policy);
     return 'events' in r ? (r as ScimResult) : { ...r, events: [] };
