@@ -178,14 +178,20 @@ if (BUILT) {
   process.env.BENCH_BUILT = '1';
 }
 const all = await loadScenarios();
-const chosen = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
+/** Which gatehouse process a scenario runs on: one per set of overrides, or its own (`fresh`). */
+const processKey = (s: Scenario) => JSON.stringify([s.overrides ?? {}, s.fresh ? s.name : '']);
+const picked = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
+// The smoke run takes the scenarios process by process (in the order each process first appears),
+// so that one gatehouse at a time holds connections; a full run keeps the table's order.
+const keys = [...new Set(picked.map(processKey))];
+const chosen = SMOKE ? keys.flatMap((k) => picked.filter((s) => processKey(s) === k)) : picked;
 const gatehouses = new Map<string, Proc>();
 const peers = new Map<PeerKind, Proc>();
-const gatehouseFor = async (o: Record<string, unknown>, own?: string) => {
-  const key = JSON.stringify([o, own ?? '']);
+const gatehouseFor = async (s: Scenario) => {
+  const key = processKey(s);
   let p = gatehouses.get(key);
   if (!p) {
-    p = await startGatehouse(databaseUrl as string, o);
+    p = await startGatehouse(databaseUrl as string, s.overrides ?? {});
     gatehouses.set(key, p);
   }
   return p;
@@ -225,7 +231,7 @@ try {
     const conns = SMOKE ? Math.min(CONNECTIONS, s.connections ?? CONNECTIONS) : (s.connections ?? CONNECTIONS);
     const label = `[${i}/${chosen.length}] ${s.name}`;
     say(`${label}: starting`);
-    const gh = await gatehouseFor(s.overrides ?? {}, s.fresh ? s.name : undefined);
+    const gh = await gatehouseFor(s);
     const sides: Array<{ who: string; p: Proc; side: Side; reqs: BenchRequest[] }> = [
       { who: 'gatehouse', p: gh, side: s.gatehouse, reqs: await s.gatehouse.setup(gh) },
     ];
@@ -263,10 +269,13 @@ try {
     const g = row.gatehouse;
     if (g.some((r) => r.errors || r.non2xx) || !g.some((r) => r.requests > 0)) failed = true;
     rows.push(row);
-    // A process of its own is not needed by any later scenario: its connections go back now.
-    if (s.fresh) {
+    // A process no later scenario runs on gives its connections back now: kept to the end, the
+    // smoke run held about 60 PostgreSQL connections at once, enough beside a test suite on the
+    // same server to exhaust max_connections (100 by default) and turn a set-up request into a 503.
+    const key = processKey(s);
+    if (!chosen.slice(i).some((later) => processKey(later) === key)) {
       await gh.stop();
-      for (const [k, v] of gatehouses) if (v === gh) gatehouses.delete(k);
+      gatehouses.delete(key);
     }
   }
 } finally {

@@ -58,7 +58,7 @@ try {
         webhook_secret: 'bench-webhook-secret',
       }),
     });
-    if (r.status !== 201) throw new Error(`directory create answered ${r.status}`);
+    if (r.status !== 201) throw new Error(`directory create answered ${r.status}: ${await r.text()}`);
     const dir = ((await r.json()) as { data: { scim: { endpoint: string; secret: string } } }).data.scim;
     const base = `${gh.url}${new URL(dir.endpoint).pathname}`;
     const auth = { authorization: `Bearer ${dir.secret}` };
@@ -68,7 +68,7 @@ try {
       headers: { ...SCIM, ...auth },
       body: user(email, 0),
     });
-    if (created.status !== 201) throw new Error(`user create answered ${created.status}`);
+    if (created.status !== 201) throw new Error(`user create answered ${created.status}: ${await created.text()}`);
     const id = ((await created.json()) as { id: string }).id;
     for (let n = 1; n < EVENTS / DIRECTORIES; n++)
       writes.push(async () => {
@@ -78,7 +78,7 @@ try {
           body: user(email, n),
         });
         await res.arrayBuffer();
-        if (res.status !== 200) throw new Error(`PUT answered ${res.status}`);
+        if (res.status !== 200) throw new Error(`PUT answered ${res.status}: ${await res.text()}`);
       });
   }
   say(`queueing ${EVENTS} events on ${DIRECTORIES} directories (receiver holding)…`);

@@ -30,7 +30,7 @@ async function machineClient(p: Proc, extra: Record<string, unknown> = {}) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ grant_types: ['client_credentials'], scope: 'read write', ...extra }),
   });
-  if (r.status !== 201) throw new Error(`client create answered ${r.status}`);
+  if (r.status !== 201) throw new Error(`client create answered ${r.status}: ${await r.text()}`);
   return (await r.json()) as { client_id: string; client_secret: string };
 }
 
@@ -41,7 +41,7 @@ async function es256SigningKey(p: Proc) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ alg: 'ES256', use: 'sig', kid: `bench-es256-${Date.now()}` }),
   });
-  if (r.status !== 201) throw new Error(`key create answered ${r.status}`);
+  if (r.status !== 201) throw new Error(`key create answered ${r.status}: ${await r.text()}`);
 }
 
 async function ghToken(p: Proc, clientExtra: Record<string, unknown> = {}): Promise<BenchRequest> {

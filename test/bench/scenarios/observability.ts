@@ -27,7 +27,7 @@ export async function tokenRequests(p: Urls): Promise<BenchRequest[]> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ grant_types: ['client_credentials'], scope: 'read' }),
   });
-  if (r.status !== 201) throw new Error(`client create answered ${r.status}`);
+  if (r.status !== 201) throw new Error(`client create answered ${r.status}: ${await r.text()}`);
   const c = (await r.json()) as { client_id: string; client_secret: string };
   const req: BenchRequest = {
     method: 'POST',
@@ -43,7 +43,7 @@ export async function tokenRequests(p: Urls): Promise<BenchRequest[]> {
     headers: req.headers,
     body: 'grant_type=client_credentials&scope=read',
   });
-  if (check.status !== 200) throw new Error(`token endpoint answered ${check.status}`);
+  if (check.status !== 200) throw new Error(`token endpoint answered ${check.status}: ${await check.text()}`);
   return [req];
 }
 
@@ -70,7 +70,7 @@ export async function scimRequests(p: Urls): Promise<BenchRequest[]> {
     const headers = { authorization: `Bearer ${dir.scim.secret}`, 'content-type': 'application/scim+json' };
     for (let u = 0; u < 2; u++) {
       const created = await fetch(`${p.url}${path}/Users`, { method: 'POST', headers, body: user(d, u, 'A') });
-      if (created.status !== 201) throw new Error(`SCIM create answered ${created.status}`);
+      if (created.status !== 201) throw new Error(`SCIM create answered ${created.status}: ${await created.text()}`);
       const id = ((await created.json()) as { id: string }).id;
       for (const family of ['B', 'A'])
         requests.push({ method: 'PUT', path: `${path}/Users/${id}`, headers, body: user(d, u, family) });
