@@ -17,6 +17,7 @@ import { lockBucket, lockNames, tryLockName } from '../../../src/core/db/locks.t
 import { listMigrationFiles, migrate, SQL_DIR } from '../../../src/core/db/migrate.ts';
 import { migrationChecksum } from '../../../src/core/db/migration-checksum.ts';
 import { withTx } from '../../../src/core/db/tx.ts';
+import { eventually } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { COCKROACH_VERSION, type FakePg, startFakePg } from '../../helpers/fake-pg.ts';
@@ -142,7 +143,12 @@ describe('CockroachDB for the data: engine-tagged handles on PostgreSQL', () => 
       await lockNames(trx, ['d1:user:bob']);
       order.push('second locked');
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // The second holder's update of bob's bucket is waiting on the first's row lock.
+    await eventually(async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query like 'update gatehouse_locks%'`.execute(pg.db);
+      return (rows[0]?.n ?? 0) > 0;
+    });
     expect(order).toEqual(['first locked']);
     release();
     await Promise.all([first, second]);

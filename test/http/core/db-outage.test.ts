@@ -272,13 +272,17 @@ describe('PostgreSQL unreachable', () => {
     const receiver = await startReceiver();
     try {
       const d = await createDirectory(s, { tenant: 'worker', webhook_url: receiver.url, webhook_secret: 'whsec' });
-      await s.startWorker({ concurrency: 2, livenessIntervalMs: 200 });
+      const runner = await s.startWorker({ concurrency: 2, livenessIntervalMs: 200 });
       const scim = scimClient(s, d);
       expect((await scim('POST', '/Users', { userName: 'before@example.com' })).status).toBe(201);
       await eventually(async () => receiver.delivered().length >= 1);
+      // The outage lasts until the worker has met it: its LISTEN connection lost and a job fetch
+      // begun after the cut (the fetch's connection waits out the outage, liveness.ts gatedPool).
+      const met = new Set<string>();
+      for (const name of ['pool:listen:error', 'worker:getJob:start'] as const)
+        runner.events.on(name, () => met.add(name));
       proxy.cut();
-      // Long enough for the worker's LISTEN connection, its poll and its liveness check to fail.
-      await new Promise((r) => setTimeout(r, 1500));
+      await eventually(async () => met.size === 2);
       proxy.restore();
       await eventually(async () => (await fetch(`${s.adminUrl}/health/ready`)).status === 200);
       await eventually(async () => (await scim('POST', '/Users', { userName: 'after@example.com' })).status === 201);

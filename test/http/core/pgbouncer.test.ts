@@ -116,10 +116,14 @@ describe.runIf(BIN || process.env.GATEHOUSE_REQUIRE_PGBOUNCER === '1')(
             keys: Array<{ kid: string }>;
           }
         ).keys;
-      // Both processes have built and cached the published set, and their change feeds are up.
+      // Both processes have built the published set, and each change feed has found the pooler and
+      // stopped for good (a feed that went live through it would let the second serve a stale cache).
       expect((await jwks(0)).length).toBeGreaterThan(0);
       expect((await jwks(1)).length).toBeGreaterThan(0);
-      await new Promise((r) => setTimeout(r, 1500));
+      for (const p of [fleet.web[0], fleet.web[1]])
+        await eventually(async () =>
+          p?.lines.some((l) => String(l.msg).includes('does not reach PostgreSQL directly')),
+        );
       const before = (await jwks(1)).map((k) => k.kid);
       const r = await fetch(`${server(0).adminUrl}/admin/keys/hydra.openid.id-token`, {
         method: 'POST',
