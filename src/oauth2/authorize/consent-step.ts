@@ -156,7 +156,7 @@ export async function finishConsent(
     );
     if (!stored) throw alreadyUsed();
     jar.clear(d.cookies.consentCsrfName(s.clientId));
-    return toClient(ar.redirectUri, ar.responseMode, {
+    return toClient(d.config.urls.self.issuer, ar.redirectUri, ar.responseMode, {
       code: code.token,
       scope: grant.grantedScope.join(' '),
       state: ar.state,
@@ -192,7 +192,7 @@ export async function finishConsent(
     }
     out.scope = grant.grantedScope.join(' ');
     out.state = ar.state;
-    return toClient(ar.redirectUri, ar.responseMode, out);
+    return toClient(d.config.urls.self.issuer, ar.redirectUri, ar.responseMode, out);
   });
   jar.clear(d.cookies.consentCsrfName(s.clientId));
   return outcome;

@@ -17,13 +17,19 @@ export type AuthorizeOutcome =
   | { kind: 'redirect'; status: 302 | 303; location: string; aborted?: AbortInfo }
   | { kind: 'form_post'; action: string; fields: Array<[string, string]>; aborted?: AbortInfo };
 
+/**
+ * An authorization response at the client's redirect URI. Every one, success or error and on every
+ * response mode, names the issuer (`iss`, RFC 9207 §2), so that a client talking to several
+ * authorization servers can tell which one answered (the mix-up attack, RFC 9207 §1).
+ */
 export function toClient(
+  issuer: string,
   redirectUri: string,
   mode: ResponseMode,
   params: Record<string, string>,
   aborted?: AbortInfo,
 ): AuthorizeOutcome {
-  const entries = Object.entries(params).filter(([, v]) => v !== undefined);
+  const entries = Object.entries({ ...params, iss: issuer }).filter(([, v]) => v !== undefined);
   if (mode === 'form_post') {
     return { kind: 'form_post', action: redirectUri, fields: entries, ...(aborted ? { aborted } : {}) };
   }
@@ -44,13 +50,17 @@ export function toUi(url: string, params: Record<string, string>): AuthorizeOutc
 }
 
 /** An error as the browser receives it: at the client when its redirect URI is trusted, else at `urls.error`. */
-export function errorOutcome(e: AppError, target: ErrorTarget, errorUrl: string, exposeDebug: boolean) {
-  const body = hydraBody(e, exposeDebug);
+export function errorOutcome(
+  e: AppError,
+  target: ErrorTarget,
+  o: { issuer: string; errorUrl: string; exposeDebug: boolean },
+) {
+  const body = hydraBody(e, o.exposeDebug);
   const aborted = { error: e.code, status: e.status };
   if (target.redirectUri) {
-    return toClient(target.redirectUri, target.responseMode, { ...body, state: target.state }, aborted);
+    return toClient(o.issuer, target.redirectUri, target.responseMode, { ...body, state: target.state }, aborted);
   }
-  const u = new URL(errorUrl);
+  const u = new URL(o.errorUrl);
   u.searchParams.set('error', body.error);
   u.searchParams.set('error_description', body.error_description);
   return { kind: 'redirect', status: 302, location: u.toString(), aborted } satisfies AuthorizeOutcome;

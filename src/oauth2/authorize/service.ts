@@ -37,7 +37,11 @@ export function createAuthorizeService(d: AuthorizeDeps) {
         return await finishConsent(d, ar, jar, consentVerifier);
       } catch (e) {
         if (!(e instanceof AppError)) throw e;
-        return errorOutcome(e, target, d.config.urls.error, d.config.oauth2.expose_internal_errors);
+        return errorOutcome(e, target, {
+          issuer: d.config.urls.self.issuer,
+          errorUrl: d.config.urls.error,
+          exposeDebug: d.config.oauth2.expose_internal_errors,
+        });
       }
     },
   };

@@ -53,6 +53,8 @@ export interface OidcConfiguration {
   prompt_values_supported: string[];
   credentials_endpoint_draft_00: string;
   credentials_supported_draft_00: CredentialSupportedDraft00[];
+  /** RFC 9207 §3: every authorization response carries `iss` (beyond Hydra, after its fields). */
+  authorization_response_iss_parameter_supported: boolean;
 }
 
 /** Hydra's urlx.AppendPaths: one slash between the base path and the appended path. */
@@ -140,6 +142,7 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
         ],
       },
     ],
+    authorization_response_iss_parameter_supported: true,
   };
 }
 
