@@ -82,6 +82,11 @@ const BOOLS: Array<[string, string, string]> = [
   ['skip-consent', 'skip_consent', 'Skip the consent screen for this client.'],
   ['skip-logout-consent', 'skip_logout_consent', 'Skip the logout consent screen for this client.'],
   [
+    'require-pushed-authorization-requests',
+    'require_pushed_authorization_requests',
+    'Authorization requests of this client must be pushed first (RFC 9126).',
+  ],
+  [
     'frontchannel-logout-session-required',
     'frontchannel_logout_session_required',
     'Front-channel logout needs iss and sid.',

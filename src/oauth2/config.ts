@@ -114,6 +114,20 @@ const oauth2Spec = {
         'Accept `code_challenge_method=plain` (and a challenge without a method, which means `plain`, RFC 7636 §4.3) and advertise it in discovery. Off, as in Hydra: only `S256` (RFC 7636 §4.2, §7.2).',
       ),
     },
+    pushed_authorization_requests: {
+      enabled: bool(
+        true,
+        'Serve `POST /oauth2/par` (pushed authorization requests, RFC 9126) and advertise it in discovery.',
+      ),
+      required: bool(
+        false,
+        'Every authorization request must be pushed first (RFC 9126 §5): `/oauth2/auth` then takes only a `request_uri` from `/oauth2/par`. Per client: `require_pushed_authorization_requests`.',
+      ),
+      ttl: dur(
+        '60s',
+        'How long a pushed request’s `request_uri` may start an authorization (RFC 9126 §2.2 `expires_in`; at most 10m). It starts one flow only.',
+      ),
+    },
     grant: {
       refresh_token: {
         rotation_grace_period: dur(
@@ -306,6 +320,11 @@ export const OAUTH2_CONFIG: ConfigPart<typeof oauth2Spec> = {
     ] as const) {
       if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
     }
+    const par = c.oauth2.pushed_authorization_requests;
+    if (par.ttl <= 0 || par.ttl > 10 * 60_000)
+      out.push('oauth2.pushed_authorization_requests.ttl: must be a positive duration of at most 10m');
+    if (par.required && !par.enabled)
+      out.push('oauth2.pushed_authorization_requests.required: needs oauth2.pushed_authorization_requests.enabled');
     const uc = c.oauth2.device_authorization.user_code;
     if (uc.length !== 0 && uc.length < 6) out.push('oauth2.device_authorization.user_code.length: must be at least 6');
     if (uc.character_set !== '' && new Set(uc.character_set).size < 8) {

@@ -8,6 +8,7 @@ import { cookieSecrets } from '../core/config/load.ts';
 import { keyRing } from '../core/crypto/keys.ts';
 import { createAddressFailureLimit } from '../core/http/auth-failures.ts';
 import { jobsFor } from '../core/jobs/registry.ts';
+import { createPushedRequests } from './authorize/pushed.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createClientOutbound } from './client-keys.ts';
 import { type Client, LIFESPAN_FIELDS, type StoredClient } from './clients/model.ts';
@@ -18,7 +19,7 @@ import { createCredentialsService } from './credentials/service.ts';
 import type { OAuth2Deps } from './deps.ts';
 import { createUserCodes } from './device/codes.ts';
 import { createDeviceService } from './device/service.ts';
-import { appendPath, tokenEndpoint } from './discovery/service.ts';
+import { appendPath, parEndpoint, tokenEndpoint } from './discovery/service.ts';
 import { createFlowCodec } from './flows/challenge.ts';
 import { createFlowCookies } from './flows/cookies.ts';
 import { createFlowsService } from './flows/service.ts';
@@ -46,6 +47,18 @@ export function keyPortOf(provider: KeyProvider): KeyPort {
   };
 }
 
+/** Wrong user codes of the device grant, counted per browser address (RFC 8628 §5.1). */
+function userCodeAddressLimit(core: OAuth2Deps) {
+  const limits = core.config.rate_limit.failed_auth;
+  return createAddressFailureLimit(
+    core.db,
+    core.clock,
+    { enabled: limits.enabled, window: limits.window, perAddress: limits.per_address_user_codes },
+    'device_user_code',
+    core.changes,
+  );
+}
+
 export function createFlowFeatures(
   core: OAuth2Deps,
   deps: { clients: ClientPort; keys: KeyPort; trust: TrustService },
@@ -71,17 +84,16 @@ export function createFlowFeatures(
     minRefetchMs: config.oauth2.client_jwks.min_refetch_interval,
   });
   const authorizeDeps = { config, clock, db, outbound, codec, cookies, clients, keys, sessions, issuer };
-  const authorize = createAuthorizeService(authorizeDeps);
-
   const tokenUrls = [...new Set([tokenEndpoint(config), appendPath(config.urls.self.issuer, 'oauth2/token')])];
   const clientAuth = {
-    db,
-    clock,
-    clients,
-    outbound,
-    tokenUrls,
+    ...{ db, clock, clients, outbound, tokenUrls },
     assertionMaxTtlMs: config.oauth2.client_assertion.max_ttl,
   };
+  // RFC 9126 §2: an assertion sent to the PAR endpoint may name it, the issuer or the token endpoint.
+  const parAudiences = [...new Set([...tokenUrls, parEndpoint(config), config.urls.self.issuer])];
+  const pushed = createPushedRequests({ ...authorizeDeps, clientAuth: { ...clientAuth, tokenUrls: parAudiences } });
+  const authorize = createAuthorizeService(authorizeDeps, pushed);
+
   const token = createTokenService({
     config,
     clock,
@@ -98,17 +110,7 @@ export function createFlowFeatures(
     ring: keyRing(config.secrets.system, 'flow'),
     userCodes: createUserCodes(config),
     clientAuth,
-    userCodeAddresses: createAddressFailureLimit(
-      db,
-      clock,
-      {
-        enabled: config.rate_limit.failed_auth.enabled,
-        window: config.rate_limit.failed_auth.window,
-        perAddress: config.rate_limit.failed_auth.per_address_user_codes,
-      },
-      'device_user_code',
-      core.changes,
-    ),
+    userCodeAddresses: userCodeAddressLimit(core),
   });
   const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
@@ -144,6 +146,8 @@ export function createFlowFeatures(
   return {
     flows,
     authorize,
+    /** Pushed authorization requests (RFC 9126, `POST /oauth2/par`). */
+    pushed,
     /** The device authorization grant (RFC 8628). */
     device,
     token,
@@ -193,6 +197,7 @@ export function clientPortOf(clients: ClientService): ClientPort {
       sectorIdentifierUri: c.sector_identifier_uri,
       accessTokenStrategy: c.access_token_strategy,
       skipConsent: c.skip_consent,
+      requirePushedAuthorizationRequests: c.require_pushed_authorization_requests,
       postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
       frontchannelLogoutUri: c.frontchannel_logout_uri,
       backchannelLogoutUri: c.backchannel_logout_uri,

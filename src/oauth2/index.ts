@@ -137,7 +137,7 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
       deleteOidcDynamicClient: dcr.deleteOidcDynamicClient,
       ...trustHandlers(trust),
       ...flowHandlers(f.flows),
-      ...authorizeHandlers(f.authorize, config),
+      ...authorizeHandlers(f.authorize, f.pushed, config),
       ...deviceHandlers(f.device, config),
       ...tokenHandlers(f.token, config.oauth2.expose_internal_errors),
       ...credentialHandlers(f.credentials),

@@ -42,6 +42,8 @@ export interface FlowClient {
   /** `opaque`, `jwt` or empty (the global strategy). */
   accessTokenStrategy: string;
   skipConsent: boolean;
+  /** RFC 9126 §6 (`require_pushed_authorization_requests`). */
+  requirePushedAuthorizationRequests: boolean;
   /** Exact-match targets of RP-initiated logout. */
   postLogoutRedirectUris: string[];
   /** '' when the client takes no part in front- / back-channel logout. */

@@ -79,6 +79,18 @@ const tokenResponse = z.object({
   c_nonce_draft_00: z.string().optional(),
   c_nonce_expires_in_draft_00: z.number().optional(),
 });
+const parForm = z.looseObject({
+  client_id: z.string().optional(),
+  response_type: z.string().optional(),
+  redirect_uri: z.string().optional(),
+  scope: z.string().optional(),
+  state: z.string().optional(),
+  request: z.string().optional(),
+  client_secret: z.string().optional(),
+  client_assertion: z.string().optional(),
+  client_assertion_type: z.string().optional(),
+});
+const parResponse = z.object({ request_uri: z.string(), expires_in: z.number() });
 const deviceForm = z.looseObject({
   client_id: z.string(),
   scope: z.string().optional(),
@@ -201,6 +213,20 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
     security: ['basic', 'none'],
     body: { type: 'form', schema: tokenForm },
     responses: { 200: json('Tokens.', tokenResponse), ...err },
+  }),
+  publicRoute({
+    method: 'post',
+    path: '/oauth2/par',
+    operationId: 'pushAuthorizationRequest',
+    access: 'client',
+    perClientCors: true,
+    limited: true,
+    tags: ['oAuth2'],
+    summary:
+      'Pushed authorization request (RFC 9126): stores an authorization request and answers the request_uri that starts it at /oauth2/auth (404 while oauth2.pushed_authorization_requests.enabled is off).',
+    security: ['basic', 'none'],
+    body: { type: 'form', schema: parForm },
+    responses: { 201: json('The request_uri and its lifetime in seconds.', parResponse), ...err },
   }),
   publicRoute({
     method: 'post',

@@ -6,7 +6,14 @@
 import { createHash, createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { secretKey } from './keys.ts';
 
-export type TokenPrefix = 'ory_at_' | 'ory_rt_' | 'ory_ac_' | 'ory_dc_' | 'ory_ht_';
+export type TokenPrefix =
+  | 'ory_at_'
+  | 'ory_rt_'
+  | 'ory_ac_'
+  | 'ory_dc_'
+  | 'ory_ht_'
+  // RFC 9126 §2.2: the `request_uri` of a pushed authorization request.
+  | 'urn:ietf:params:oauth:request_uri:';
 
 /** sha256(secret) as a KeyObject, per configured secret (they are few: kept for the process). */
 const hmacKeys = new Map<string, KeyObject>();

@@ -58,6 +58,18 @@ export interface UsedVerifiersTable {
   expires_at: Timestamp;
 }
 
+/** Pushed authorization requests (RFC 9126), keyed by the HMAC signature of their `request_uri`. */
+export interface PushedRequestsTable {
+  nid: string;
+  signature: string;
+  client_id: string;
+  /** The validated request parameters (JSON; sealed when session data is encrypted at rest). */
+  params: string;
+  expires_at: Timestamp;
+  /** When the handle started its flow; null while unused. */
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
 /** Device authorization requests (RFC 8628), keyed by the device code's HMAC signature. */
 export interface DeviceRequestsTable {
   nid: string;
@@ -201,6 +213,8 @@ export interface Oauth2ClientsTable {
   registration_access_token_signature: string;
   /** Created through dynamic registration (outbound requests refuse internal addresses). */
   dynamic_registration: ColumnType<boolean, boolean | undefined, boolean>;
+  /** RFC 9126 §6: authorization requests of this client must be pushed first. */
+  require_pushed_authorization_requests: ColumnType<boolean, boolean | undefined, boolean>;
   authorization_code_grant_access_token_lifespan: number | null;
   authorization_code_grant_id_token_lifespan: number | null;
   authorization_code_grant_refresh_token_lifespan: number | null;
@@ -440,6 +454,7 @@ export interface Database {
   oauth2_flows: FlowsTable;
   oauth2_used_consents: UsedConsentsTable;
   oauth2_used_verifiers: UsedVerifiersTable;
+  oauth2_pushed_requests: PushedRequestsTable;
   oauth2_device_requests: DeviceRequestsTable;
   oauth2_device_challenge_attempts: DeviceChallengeAttemptsTable;
   oauth2_authorization_codes: AuthorizationCodesTable;
@@ -539,6 +554,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
   ],
   oauth2_used_consents: ['nid', 'consent_request_id', 'expires_at'],
   oauth2_used_verifiers: ['nid', 'id', 'expires_at'],
+  oauth2_pushed_requests: ['nid', 'signature', 'client_id', 'params', 'expires_at', 'used_at'],
   oauth2_device_requests: [
     'nid',
     'signature',
@@ -627,6 +643,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'created_at',
     'updated_at',
     'dynamic_registration',
+    'require_pushed_authorization_requests',
   ],
   dsync_directories: [
     'id',

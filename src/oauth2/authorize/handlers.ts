@@ -1,9 +1,13 @@
-/** `GET|POST /oauth2/auth` (oAuth2Authorize). */
+/** `GET|POST /oauth2/auth` (oAuth2Authorize) and `POST /oauth2/par` (pushAuthorizationRequest). */
 import type { Context } from 'koa';
+import { AppError } from '../../core/errors.ts';
+import { renderError } from '../../core/http/errors.ts';
 import { cspSource, sendHtml } from '../../core/http/html.ts';
 import { noStore } from '../../core/http/params.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
 import type { OAuth2Config } from '../deps.ts';
+import { oauth2Form } from '../token/handlers.ts';
+import type { PushedRequests } from './pushed.ts';
 import { formPostHtml } from './respond.ts';
 import type { AuthorizeService } from './service.ts';
 
@@ -22,7 +26,24 @@ export function requestParams(ctx: Context): Record<string, string> {
   return out;
 }
 
-export function authorizeHandlers(service: AuthorizeService, config: OAuth2Config) {
+export function authorizeHandlers(service: AuthorizeService, pushed: PushedRequests, config: OAuth2Config) {
+  /** RFC 9126 §2: 201 `{request_uri, expires_in}`, or an error as the token endpoint answers it. */
+  async function pushAuthorizationRequest(ctx: Context) {
+    if (!config.oauth2.pushed_authorization_requests.enabled) {
+      ctx.status = 404;
+      return;
+    }
+    noStore(ctx);
+    try {
+      ctx.body = await pushed.push(oauth2Form(ctx), ctx.get('authorization') || undefined);
+      ctx.status = 201;
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      renderError(ctx, e, { exposeDebug: config.oauth2.expose_internal_errors });
+    }
+    ctx.type = 'application/json;charset=UTF-8';
+  }
+
   async function oAuth2Authorize(ctx: Context) {
     const outcome = await service.authorize(requestParams(ctx), koaCookieJar(ctx, config));
     if (outcome.aborted) {
@@ -41,5 +62,5 @@ export function authorizeHandlers(service: AuthorizeService, config: OAuth2Confi
     ctx.set('Location', outcome.location);
     ctx.body = '';
   }
-  return { oAuth2Authorize };
+  return { oAuth2Authorize, pushAuthorizationRequest };
 }

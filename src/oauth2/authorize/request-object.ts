@@ -86,7 +86,20 @@ async function claimsOf(
   }
 }
 
-/** Returns the parameters with the request object merged in (unchanged when there is none). */
+/** The claims of a request object of `client`, verified (size, algorithm, signature, lifetime). */
+export async function requestObjectClaims(
+  outbound: ClientOutbound,
+  client: FlowClient,
+  jwt: string,
+  now: Date,
+  maxBytes: number,
+): Promise<Record<string, unknown>> {
+  if (Buffer.byteLength(jwt) > maxBytes)
+    throw oauth2Error('invalid_request_object', { hint: `The request object is larger than ${maxBytes} bytes.` });
+  return claimsOf(outbound, client, jwt, now);
+}
+
+/** The request object at a registered `request_uri`. */
 async function fetchRequestObject(outbound: ClientOutbound, client: FlowClient, location: string): Promise<string> {
   // One message whatever went wrong: the answer must not tell what (if anything) listens there.
   const fail = () =>
@@ -115,6 +128,7 @@ function checkBinding(claims: Record<string, unknown>, params: Record<string, st
   }
 }
 
+/** Returns the parameters with the request object merged in (unchanged when there is none). */
 export async function applyRequestObject(
   outbound: ClientOutbound,
   client: FlowClient,
@@ -144,9 +158,7 @@ export async function applyRequestObject(
   const jwt = params.request_uri
     ? await fetchRequestObject(outbound, client, params.request_uri)
     : (params.request as string);
-  if (Buffer.byteLength(jwt) > maxBytes)
-    throw oauth2Error('invalid_request_object', { hint: `The request object is larger than ${maxBytes} bytes.` });
-  const claims = await claimsOf(outbound, client, jwt, now);
+  const claims = await requestObjectClaims(outbound, client, jwt, now, maxBytes);
   checkBinding(claims, params);
   const out = { ...params };
   for (const [k, v] of Object.entries(claims)) {

@@ -75,6 +75,8 @@ export interface ClientFields extends Lifespans {
   access_token_strategy: string;
   skip_consent: boolean;
   skip_logout_consent: boolean | null;
+  /** RFC 9126 §6: authorization requests must be pushed (`POST /oauth2/par`) first. */
+  require_pushed_authorization_requests: boolean;
 }
 
 /** A decoded write request: the fields plus the plaintext secret ('' when not given). */

@@ -100,6 +100,7 @@ export const clientBody = z.object({
     .boolean()
     .nullish()
     .transform((v) => v ?? null),
+  require_pushed_authorization_requests: flag,
   ...lifespanShape,
 });
 
@@ -207,6 +208,8 @@ export function renderClient(c: Client, x: RenderExtras = {}): Record<string, un
   omitEmpty(o, 'access_token_strategy', c.access_token_strategy);
   o.skip_consent = c.skip_consent;
   o.skip_logout_consent = c.skip_logout_consent;
+  // Not a Hydra field: shown only when set, so that Hydra's clients read unchanged.
+  if (c.require_pushed_authorization_requests) o.require_pushed_authorization_requests = true;
   for (const f of LIFESPAN_FIELDS) {
     const v = c[f];
     o[f] = v === null ? null : formatDuration(v);

@@ -55,6 +55,9 @@ export interface OidcConfiguration {
   credentials_supported_draft_00: CredentialSupportedDraft00[];
   /** RFC 9207 §3: every authorization response carries `iss` (beyond Hydra, after its fields). */
   authorization_response_iss_parameter_supported: boolean;
+  /** RFC 9126 §5, while pushed authorization requests are enabled. */
+  pushed_authorization_request_endpoint?: string;
+  require_pushed_authorization_requests?: boolean;
 }
 
 /** Hydra's urlx.AppendPaths: one slash between the base path and the appended path. */
@@ -69,6 +72,9 @@ const unique = (xs: string[]) => [...new Set(xs)];
 /** The advertised `token_endpoint`: the webfinger override, else `<public URL>/oauth2/token`. */
 export const tokenEndpoint = (c: OAuth2Config): string =>
   c.webfinger.oidc_discovery.token_url || appendPath(c.urls.self.public, '/oauth2/token');
+
+/** The advertised `pushed_authorization_request_endpoint` (RFC 9126 §5): `<public URL>/oauth2/par`. */
+export const parEndpoint = (c: OAuth2Config): string => appendPath(c.urls.self.public, '/oauth2/par');
 
 /** Hydra's SubjectTypesSupported: pairwise is dropped under the JWT access-token strategy; public is the fallback. */
 export function subjectTypesSupported(c: OAuth2Config): string[] {
@@ -143,6 +149,12 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
       },
     ],
     authorization_response_iss_parameter_supported: true,
+    ...(c.oauth2.pushed_authorization_requests.enabled
+      ? {
+          pushed_authorization_request_endpoint: parEndpoint(c),
+          require_pushed_authorization_requests: c.oauth2.pushed_authorization_requests.required,
+        }
+      : {}),
   };
 }
 

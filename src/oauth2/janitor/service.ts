@@ -8,7 +8,7 @@
  * past their lifetime, and jti records of expired assertions.
  *
  * Targets (CLI flags): `tokens` (authorization codes, access and refresh tokens), `requests`
- * (consent sessions, used consent ids, device requests), `sessions` (login sessions), `jtis` (used client-assertion
+ * (consent sessions, used consent ids and verifiers, pushed authorization requests, device requests), `sessions` (login sessions), `jtis` (used client-assertion
  * and JWT-bearer `jti`s), `grants` (trusted JWT-bearer issuers past their `expires_at`, as Hydra's
  * `--grants`; their keys stay in the issuer's key set, unused).
  */
@@ -31,6 +31,7 @@ const TABLES: Record<JanitorTarget, ExpiringTable[]> = {
     { table: 'oauth2_flows', key: 'consent_request_id', age: 'requested_at' },
     { table: 'oauth2_used_consents', key: 'consent_request_id', age: null },
     { table: 'oauth2_used_verifiers', key: 'id', age: null },
+    { table: 'oauth2_pushed_requests', key: 'signature', age: null },
     { table: 'oauth2_device_requests', key: 'signature', age: 'requested_at' },
     { table: 'oauth2_device_challenge_attempts', key: 'challenge_id', age: null },
   ],

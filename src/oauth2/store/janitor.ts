@@ -17,6 +17,7 @@ export interface ExpiringTable {
     | 'oauth2_flows'
     | 'oauth2_used_consents'
     | 'oauth2_used_verifiers'
+    | 'oauth2_pushed_requests'
     | 'oauth2_device_requests'
     | 'oauth2_device_challenge_attempts'
     | 'oauth2_login_sessions'

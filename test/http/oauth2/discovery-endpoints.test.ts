@@ -17,6 +17,7 @@ const METHODS: Record<string, string[]> = {
   revocation_endpoint: ['POST'],
   end_session_endpoint: ['GET', 'POST'],
   credentials_endpoint_draft_00: ['POST'],
+  pushed_authorization_request_endpoint: ['POST'],
 };
 
 describe('every endpoint in discovery answers', () => {

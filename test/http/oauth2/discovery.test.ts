@@ -20,7 +20,7 @@ describe('OpenID Connect discovery', () => {
     return (await r.json()) as Record<string, unknown>;
   };
 
-  it('publishes Hydra 26.2’s document for the default configuration (with oauth2.pkce.allow_plain), plus prompt_values_supported and authorization_response_iss_parameter_supported', async () => {
+  it('publishes Hydra 26.2’s document for the default configuration (with oauth2.pkce.allow_plain), plus prompt_values_supported, authorization_response_iss_parameter_supported and the PAR fields', async () => {
     const s = await start({ 'oauth2.pkce.allow_plain': true });
     const P = s.publicUrl;
     const doc = await discover(s);
@@ -82,6 +82,8 @@ describe('OpenID Connect discovery', () => {
         },
       ],
       authorization_response_iss_parameter_supported: true,
+      pushed_authorization_request_endpoint: `${P}/oauth2/par`,
+      require_pushed_authorization_requests: false,
     });
     expect(doc).not.toHaveProperty('registration_endpoint');
     expect(await discover(s, '/.well-known/oauth-authorization-server')).toEqual(doc);

@@ -33,6 +33,7 @@ const client = (over: Partial<FlowClient> = {}): FlowClient => ({
   sectorIdentifierUri: '',
   accessTokenStrategy: '',
   skipConsent: false,
+  requirePushedAuthorizationRequests: false,
   postLogoutRedirectUris: [],
   frontchannelLogoutUri: '',
   backchannelLogoutUri: '',
