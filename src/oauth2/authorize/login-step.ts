@@ -14,6 +14,7 @@ import { coversScopes, scopeStrategy, splitSpaces } from '../scope.ts';
 import { confirmLogin, isVerifierUsed, markVerifierUsed } from '../store/flows.ts';
 import { deleteLoginSession, findRememberedLoginSession, type LoginSession } from '../store/sessions.ts';
 import { obfuscateSubject } from '../subject.ts';
+import { checkClaimsAgainstLogin } from './checks/claims.ts';
 import { forcesLogin } from './checks/oidc.ts';
 import { isLocalhost } from './checks/redirect-uri.ts';
 import { type AuthorizeDeps, unixNow } from './deps.ts';
@@ -87,6 +88,7 @@ export async function startLogin(
       ...(ar.params.display ? { display: ar.params.display } : {}),
       ...(ar.params.login_hint ? { login_hint: ar.params.login_hint } : {}),
       id_token_hint_claims: hint,
+      ...(ar.claims ? { claims: ar.claims } : {}),
     },
     loginCsrf: csrf,
     ...extra,
@@ -143,6 +145,7 @@ async function validatePrompt(d: AuthorizeDeps, ar: AuthorizeRequest, s: FlowSta
       hint: "Failed to validate OpenID Connect request because prompt was set to 'login' but auth_time happened before the authorization request was registered, indicating that the user was not re-authenticated which is forbidden.",
     });
   }
+  checkClaimsAgainstLogin(ar.claims, sub, s.login?.acr ?? '');
   if (ar.params.id_token_hint && hintSubject(await idTokenHintClaims(d.keys, ar.params.id_token_hint)) !== sub) {
     throw oauth2Error('login_required', {
       hint: "Failed to validate OpenID Connect request because the subject from provided id token from id_token_hint does not match the current session's subject.",

@@ -9,6 +9,7 @@ import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { type ClientPort, type FlowClient, isPublicClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
+import { parseClaimsRequest } from './checks/claims.ts';
 import { checkNonce, checkState, parseMaxAge, parsePrompt } from './checks/oidc.ts';
 import { checkPkceRequest } from './checks/pkce.ts';
 import { checkRedirectSecure, isLocalhost, resolveRedirectUri } from './checks/redirect-uri.ts';
@@ -96,6 +97,7 @@ export async function validateAuthorizeRequest(
   const prompt = parsePrompt(params.prompt);
   checkPublicPromptNone(d, client, prompt, redirectUri);
   const maxAge = parseMaxAge(params.max_age);
+  const claims = parseClaimsRequest(params.claims);
   const pkcePolicy = {
     enforced: d.config.oauth2.pkce.enforced,
     enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients,
@@ -123,5 +125,6 @@ export async function validateAuthorizeRequest(
     prompt,
     maxAge,
     ...pkce,
+    ...(claims ? { claims } : {}),
   };
 }

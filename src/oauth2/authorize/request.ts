@@ -1,5 +1,6 @@
 /** The validated authorization request, and what is known about where errors may be sent. */
 import type { FlowClient } from '../ports.ts';
+import type { ClaimsRequest } from './checks/claims.ts';
 
 export type ResponseMode = 'query' | 'fragment' | 'form_post';
 
@@ -20,6 +21,8 @@ export interface AuthorizeRequest {
   maxAge: number;
   codeChallenge: string;
   codeChallengeMethod: string;
+  /** The `claims` parameter (OpenID Connect Core §5.5), when given. */
+  claims?: ClaimsRequest;
 }
 
 /**

@@ -117,7 +117,8 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
     request_parameter_supported: true,
     request_uri_parameter_supported: true,
     require_request_uri_registration: true,
-    claims_parameter_supported: false,
+    // OpenID Connect Core §5.5 (Hydra 26 says false and ignores the parameter).
+    claims_parameter_supported: true,
     revocation_endpoint: appendPath(issuer, '/oauth2/revoke'),
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,

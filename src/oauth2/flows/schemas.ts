@@ -75,6 +75,7 @@ function oidcContextView(s: FlowState) {
     ...(o.display ? { display: o.display } : {}),
     id_token_hint_claims: o.id_token_hint_claims,
     ...(o.login_hint ? { login_hint: o.login_hint } : {}),
+    ...(o.claims ? { claims: o.claims } : {}),
   };
 }
 

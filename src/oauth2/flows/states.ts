@@ -14,6 +14,7 @@
  * A reject at either step carries the error in the verifier; the browser is sent to the client with
  * it. Each token kind has its own `typ`, so a login challenge is never accepted as a verifier.
  */
+import type { ClaimsRequest } from '../authorize/checks/claims.ts';
 
 export type FlowTokenKind = 'login_challenge' | 'login_verifier' | 'consent_challenge' | 'consent_verifier';
 
@@ -23,6 +24,8 @@ export interface OidcContext {
   display?: string;
   login_hint?: string;
   id_token_hint_claims: Record<string, unknown>;
+  /** The `claims` request parameter (OpenID Connect Core §5.5), when given. */
+  claims?: ClaimsRequest;
 }
 
 /** RejectOAuth2Request, with Hydra's defaults applied. */

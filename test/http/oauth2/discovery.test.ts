@@ -51,7 +51,7 @@ describe('OpenID Connect discovery', () => {
       request_parameter_supported: true,
       request_uri_parameter_supported: true,
       require_request_uri_registration: true,
-      claims_parameter_supported: false,
+      claims_parameter_supported: true,
       revocation_endpoint: `${P}/oauth2/revoke`,
       backchannel_logout_supported: true,
       backchannel_logout_session_supported: true,
