@@ -11,7 +11,7 @@ import type { PushedRequests } from './pushed.ts';
 import { formPostHtml } from './respond.ts';
 import type { AuthorizeService } from './service.ts';
 
-/** Query and form parameters; a repeated parameter keeps its first value, `audience` joins them. */
+/** Query and form parameters; a repeated parameter keeps its first value, `audience` and `resource` join them. */
 export function requestParams(ctx: Context): Record<string, string> {
   const out: Record<string, string> = {};
   const body = ctx.method === 'POST' && typeof ctx.request.body === 'object' ? ctx.request.body : {};
@@ -19,7 +19,7 @@ export function requestParams(ctx: Context): Record<string, string> {
     for (const [k, v] of Object.entries(src ?? {})) {
       const values = (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
       if (!values.length) continue;
-      if (k === 'audience') out[k] = [out[k], ...values].filter(Boolean).join(' ');
+      if (k === 'audience' || k === 'resource') out[k] = [out[k], ...values].filter(Boolean).join(' ');
       else if (out[k] === undefined) out[k] = values[0] as string;
     }
   }

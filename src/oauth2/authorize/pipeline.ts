@@ -8,6 +8,7 @@ import type { ClientOutbound } from '../client-keys.ts';
 import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { type ClientPort, type FlowClient, isPublicClient } from '../ports.ts';
+import { allowedResources } from '../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
 import { parseClaimsRequest } from './checks/claims.ts';
 import { checkNonce, checkState, parseMaxAge, parsePrompt } from './checks/oidc.ts';
@@ -82,8 +83,10 @@ export async function validateAuthorizeRequest(
   target: ErrorTarget,
 ): Promise<AuthorizeRequest> {
   const { client, params, givenMode, scope, redirectUri } = await resolveTarget(d, input, target);
-  const audience = splitSpaces(params.audience);
-  checkScopeAndAudience(d, client, scope, audience);
+  const asked = splitSpaces(params.audience);
+  checkScopeAndAudience(d, client, scope, asked);
+  // RFC 8707: resources are requested audiences, refused with invalid_target.
+  const audience = [...new Set([...asked, ...allowedResources(client, params.resource)])];
   if (params.registration) throw oauth2Error('registration_not_supported');
   const responseTypes = checkResponseTypes(client, params.response_type);
   const responseMode = effectiveResponseMode(responseTypes, givenMode);

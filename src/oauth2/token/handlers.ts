@@ -9,7 +9,8 @@ import type { TokenService } from './service.ts';
 const JSON_UTF8 = 'application/json;charset=UTF-8';
 
 /** Form fields of the OAuth 2.0 endpoints: a repeated `audience` is joined with spaces (fosite accepts both forms). */
-export const oauth2Form = (ctx: Context) => formFields(ctx, ['audience']);
+/** The form of the token-like endpoints; repeated `audience` and `resource` (RFC 8707) values are joined with spaces. */
+export const oauth2Form = (ctx: Context) => formFields(ctx, ['audience', 'resource']);
 
 export function tokenHandlers(service: TokenService, exposeDebug: boolean) {
   async function oauth2TokenExchange(ctx: Context) {

@@ -41,6 +41,11 @@ export interface Grant {
   grantedAudience: string[];
   requestedAt: Date;
   session: GrantSession;
+  /**
+   * The access token's audience when a token request narrowed it with `resource` (RFC 8707 §2.2);
+   * the refresh token keeps `grantedAudience`.
+   */
+  accessTokenAudience?: string[];
 }
 
 export interface IssuedToken {
@@ -129,7 +134,8 @@ export function createTokenIssuer(d: IssuerDeps) {
    * `strategies.jwt.stateless.enabled` — a self-contained JWT that carries the stateless claim and
    * is never written (`row` undefined).
    */
-  async function mintAccessToken(grant: Grant, kind: GrantKind): Promise<MintedToken> {
+  async function mintAccessToken(whole: Grant, kind: GrantKind): Promise<MintedToken> {
+    const grant = whole.accessTokenAudience ? { ...whole, grantedAudience: whole.accessTokenAudience } : whole;
     const now = d.clock.now();
     const ms = lifespan(grant.client, kind, 'access_token');
     // Expiry rounded to the second (JWT exp), as Hydra rounds it; expires_in is the lifespan itself.

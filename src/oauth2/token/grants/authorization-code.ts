@@ -8,6 +8,7 @@ import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
+import { narrowing } from '../../resource.ts';
 import { deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
@@ -68,6 +69,7 @@ export async function authorizationCodeGrant(
       grantedAudience: code.grantedAudience,
       requestedAt: code.requestedAt,
       session: d.sessions.open<GrantSession>(code.sessionData),
+      ...narrowing(code.grantedAudience, form.resource),
     },
     'authorization_code',
   );

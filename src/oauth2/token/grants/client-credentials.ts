@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
+import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
@@ -38,13 +39,14 @@ export async function clientCredentialsGrant(
       throw oauth2Error('invalid_scope', { hint: `The OAuth 2.0 Client is not allowed to request scope '${s}'.` });
     }
   }
-  const audience = requestedAudienceOf(form);
-  const bad = firstDisallowedAudience(client.audience, audience);
+  const asked = requestedAudienceOf(form);
+  const bad = firstDisallowedAudience(client.audience, asked);
   if (bad !== undefined) {
     throw oauth2Error('invalid_request', {
       hint: `Requested audience '${bad}' has not been whitelisted by the OAuth 2.0 Client.`,
     });
   }
+  const audience = [...new Set([...asked, ...allowedResources(client, form.resource)])];
   if (isPublicClient(client)) {
     throw oauth2Error('invalid_grant', {
       hint: "The OAuth 2.0 Client is marked as public and is thus not allowed to use authorization grant 'client_credentials'.",

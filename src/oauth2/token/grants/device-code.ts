@@ -8,11 +8,13 @@
  * again after its tokens were issued revokes them and fails with `invalid_grant` (fosite's replay
  * rule for codes).
  */
+
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { DEVICE_CODE_GRANT } from '../../device/codes.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
+import { narrowing } from '../../resource.ts';
 import { findDeviceRequest, lockDeviceRequest, touchPoll } from '../../store/device.ts';
 import { deleteTokensOfRequests } from '../../store/tokens.ts';
 import type { GrantSession } from '../session.ts';
@@ -91,6 +93,7 @@ export async function deviceCodeGrant(
       grantedAudience: r.grantedAudience,
       requestedAt: r.requestedAt,
       session: d.sessions.open<GrantSession>(r.sessionData),
+      ...narrowing(r.grantedAudience, form.resource),
     },
     'device_authorization',
   );

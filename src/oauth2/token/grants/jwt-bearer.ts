@@ -9,9 +9,11 @@
  * subject. Lifespan `jwt_bearer_grant_access_token_lifespan` or `ttl.access_token`; no refresh
  * token, no ID token. The assertion's `jti` is recorded until its `exp`, so it works once.
  */
+
 import { randomUUID } from 'node:crypto';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
+import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
 import { insertJti } from '../../store/tokens.ts';
 import { machineSession, requestedAudienceOf } from './client-credentials.ts';
@@ -64,6 +66,7 @@ export async function jwtBearerGrant(
     ...new Set([
       ...claims.aud,
       ...requestedAudience.filter((a) => firstDisallowedAudience(client.audience, [a]) === undefined),
+      ...allowedResources(client, form.resource),
     ]),
   ];
   return d.issuer.planTokens(

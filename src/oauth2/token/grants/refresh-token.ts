@@ -19,6 +19,7 @@ import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { metrics } from '../../../core/observability/metrics.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
+import { narrowing } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy } from '../../scope.ts';
 import { revokeGrant } from '../../store/token-plan.ts';
 import { findRefreshToken, type RefreshRecord } from '../../store/tokens.ts';
@@ -102,6 +103,7 @@ export async function refreshTokenGrant(
       grantedAudience: row.grantedAudience,
       requestedAt: d.clock.now(),
       session: d.sessions.open<GrantSession>(row.sessionData),
+      ...narrowing(row.grantedAudience, form.resource),
     },
     'refresh_token',
   );
