@@ -24,6 +24,9 @@ export const DEFAULT_DEV_USERS = [
   },
 ];
 
+/** The asymmetric JWS algorithms a DPoP proof may be signed with (RFC 9449 §4.2). */
+export const DPOP_ALGS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA'];
+
 const oauth2Spec = {
   dev_ui: {
     enabled: leaf(
@@ -112,6 +115,24 @@ const oauth2Spec = {
       allow_plain: bool(
         false,
         'Accept `code_challenge_method=plain` (and a challenge without a method, which means `plain`, RFC 7636 §4.3) and advertise it in discovery. Off, as in Hydra: only `S256` (RFC 7636 §4.2, §7.2).',
+      ),
+    },
+    dpop: {
+      enabled: bool(
+        true,
+        'Accept DPoP proofs (RFC 9449) at the token endpoint and bind the access tokens they ask for to the proof’s key; advertise `dpop_signing_alg_values_supported`.',
+      ),
+      signing_algs: list(
+        ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA'],
+        'JWS algorithms a DPoP proof may use (asymmetric only).',
+      ),
+      proof_lifetime: dur(
+        '60s',
+        'How long after its `iat` a DPoP proof is accepted (and its `jti` remembered); 5 s of clock skew either way come on top.',
+      ),
+      use_nonce: bool(
+        false,
+        'Require a server-provided nonce in every DPoP proof (RFC 9449 §8): a proof without the current one is answered `use_dpop_nonce` with a `DPoP-Nonce` header. Nonces change every 5 minutes and are valid for two windows.',
       ),
     },
     pushed_authorization_requests: {
@@ -320,6 +341,13 @@ export const OAUTH2_CONFIG: ConfigPart<typeof oauth2Spec> = {
     ] as const) {
       if (c.ttl[key] <= 0) out.push(`ttl.${key}: must be a positive duration`);
     }
+    const dpop = c.oauth2.dpop;
+    const badAlg = dpop.signing_algs.find((a) => !DPOP_ALGS.includes(a));
+    if (badAlg !== undefined)
+      out.push(`oauth2.dpop.signing_algs: '${badAlg}' is not an asymmetric JWS algorithm (${DPOP_ALGS.join(', ')})`);
+    if (dpop.enabled && !dpop.signing_algs.length) out.push('oauth2.dpop.signing_algs: must not be empty');
+    if (dpop.proof_lifetime <= 0 || dpop.proof_lifetime > 10 * 60_000)
+      out.push('oauth2.dpop.proof_lifetime: must be a positive duration of at most 10m');
     const par = c.oauth2.pushed_authorization_requests;
     if (par.ttl <= 0 || par.ttl > 10 * 60_000)
       out.push('oauth2.pushed_authorization_requests.ttl: must be a positive duration of at most 10m');

@@ -20,6 +20,7 @@ import type { OAuth2Deps } from './deps.ts';
 import { createUserCodes } from './device/codes.ts';
 import { createDeviceService } from './device/service.ts';
 import { appendPath, parEndpoint, tokenEndpoint } from './discovery/service.ts';
+import { createDpop } from './dpop.ts';
 import { createFlowCodec } from './flows/challenge.ts';
 import { createFlowCookies } from './flows/cookies.ts';
 import { createFlowsService } from './flows/service.ts';
@@ -91,10 +92,16 @@ export function createFlowFeatures(
   };
   // RFC 9126 §2: an assertion sent to the PAR endpoint may name it, the issuer or the token endpoint.
   const parAudiences = [...new Set([...tokenUrls, parEndpoint(config), config.urls.self.issuer])];
-  const pushed = createPushedRequests({ ...authorizeDeps, clientAuth: { ...clientAuth, tokenUrls: parAudiences } });
+  const dpop = createDpop({ config, clock, db });
+  const pushed = createPushedRequests({
+    ...authorizeDeps,
+    dpop,
+    clientAuth: { ...clientAuth, tokenUrls: parAudiences },
+  });
   const authorize = createAuthorizeService(authorizeDeps, pushed);
 
   const token = createTokenService({
+    dpop,
     config,
     clock,
     db,
@@ -112,8 +119,8 @@ export function createFlowFeatures(
     clientAuth,
     userCodeAddresses: userCodeAddressLimit(core),
   });
-  const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces });
-  const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions });
+  const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces, dpop });
+  const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions, dpop });
   const lookup = createTokenLookup({ config, clock, db, keys, changes: core.changes });
   const introspection = createIntrospectionService({ config, clock, lookup, sessions });
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth, audit });
@@ -148,6 +155,8 @@ export function createFlowFeatures(
     authorize,
     /** Pushed authorization requests (RFC 9126, `POST /oauth2/par`). */
     pushed,
+    /** DPoP proofs (RFC 9449) and server nonces. */
+    dpop,
     /** The device authorization grant (RFC 8628). */
     device,
     token,

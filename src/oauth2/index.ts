@@ -139,7 +139,7 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
       ...flowHandlers(f.flows),
       ...authorizeHandlers(f.authorize, f.pushed, config),
       ...deviceHandlers(f.device, config),
-      ...tokenHandlers(f.token, config.oauth2.expose_internal_errors),
+      ...tokenHandlers(f.token, config.oauth2.expose_internal_errors, f.dpop.nonce),
       ...credentialHandlers(f.credentials),
       ...userinfoHandlers(f.userinfo),
       ...introspectionHandlers(f.introspection),

@@ -45,6 +45,9 @@ const CATALOGUE = {
   request_not_supported: [400, 'The OP does not support use of the request parameter.'],
   request_uri_not_supported: [400, 'The OP does not support use of the request_uri parameter.'],
   registration_not_supported: [400, 'The OP does not support use of the registration parameter.'],
+  // RFC 9449 §5, §8 (DPoP).
+  invalid_dpop_proof: [400, 'The DPoP proof is invalid.'],
+  use_dpop_nonce: [400, 'Authorization server requires nonce in DPoP proof.'],
   // RFC 8707 §2 (resource indicators).
   invalid_target: [400, 'The requested resource is invalid, missing, unknown, or malformed.'],
   invalid_request_uri: [400, 'The request_uri in the Authorization Request returns an error or contains invalid data.'],

@@ -47,12 +47,22 @@ const cors = (listener: 'public' | 'admin') => ({
     'Methods a cross-origin request may use.',
   ),
   allowed_headers: list(
-    ['Accept', 'Content-Type', 'Content-Length', 'Accept-Language', 'Content-Language', 'Authorization'],
-    'Request headers a cross-origin request may send.',
+    ['Accept', 'Content-Type', 'Content-Length', 'Accept-Language', 'Content-Language', 'Authorization', 'DPoP'],
+    'Request headers a cross-origin request may send (Hydra’s list, plus `DPoP` for browser clients’ proofs, RFC 9449).',
   ),
   exposed_headers: list(
-    ['Cache-Control', 'Expires', 'Last-Modified', 'Pragma', 'Content-Length', 'Content-Language', 'Content-Type'],
-    'Response headers the browser exposes to the calling script.',
+    [
+      'Cache-Control',
+      'Expires',
+      'Last-Modified',
+      'Pragma',
+      'Content-Length',
+      'Content-Language',
+      'Content-Type',
+      'DPoP-Nonce',
+      'WWW-Authenticate',
+    ],
+    'Response headers the browser exposes to the calling script (Hydra’s list, plus `DPoP-Nonce` and `WWW-Authenticate`, which a browser client needs to answer a DPoP nonce request, RFC 9449 §8).',
   ),
   allow_credentials: bool(
     true,

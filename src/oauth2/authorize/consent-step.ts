@@ -76,7 +76,7 @@ export async function persistConsent(trx: Transaction<Database>, d: AuthorizeDep
 
 export function grantOf(
   d: AuthorizeDeps,
-  ar: Pick<AuthorizeRequest, 'client' | 'nonce'>,
+  ar: Pick<AuthorizeRequest, 'client' | 'nonce' | 'dpopJkt'>,
   s: FlowState,
   c: HandledConsent,
 ): Grant {
@@ -105,6 +105,8 @@ export function grantOf(
       extra: c.session.id_token,
     },
     ext: c.session.access_token,
+    // RFC 9449 §10: the code is bound; the issuer binds (or unbinds) each token of it on its own.
+    ...(ar.dpopJkt ? { cnf: { jkt: ar.dpopJkt } } : {}),
   };
   return {
     requestId: s.consentRequestId,

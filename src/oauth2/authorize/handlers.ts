@@ -35,7 +35,11 @@ export function authorizeHandlers(service: AuthorizeService, pushed: PushedReque
     }
     noStore(ctx);
     try {
-      ctx.body = await pushed.push(oauth2Form(ctx), ctx.get('authorization') || undefined);
+      ctx.body = await pushed.push(
+        oauth2Form(ctx),
+        ctx.get('authorization') || undefined,
+        ctx.get('dpop') || undefined,
+      );
       ctx.status = 201;
     } catch (e) {
       if (!(e instanceof AppError)) throw e;

@@ -101,6 +101,12 @@ export async function validateAuthorizeRequest(
   checkPublicPromptNone(d, client, prompt, redirectUri);
   const maxAge = parseMaxAge(params.max_age);
   const claims = parseClaimsRequest(params.claims);
+  const dpopJkt = params.dpop_jkt;
+  if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) {
+    throw oauth2Error('invalid_request', {
+      hint: "Parameter 'dpop_jkt' must be the base64url SHA-256 thumbprint of a JWK (RFC 9449 §10).",
+    });
+  }
   const pkcePolicy = {
     enforced: d.config.oauth2.pkce.enforced,
     enforcedForPublicClients: d.config.oauth2.pkce.enforced_for_public_clients,
@@ -129,5 +135,6 @@ export async function validateAuthorizeRequest(
     maxAge,
     ...pkce,
     ...(claims ? { claims } : {}),
+    ...(dpopJkt && d.config.oauth2.dpop.enabled ? { dpopJkt } : {}),
   };
 }

@@ -16,6 +16,8 @@
  */
 import { generateOpaqueToken, verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import { AppError } from '../../core/errors.ts';
+import { parEndpoint } from '../discovery/service.ts';
+import type { Dpop } from '../dpop.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { claimPushedRequest, findStartedPushedRequest, insertPushedRequest } from '../store/pushed-requests.ts';
 import { authenticateClient, type ClientAuthDeps } from '../token/client-auth.ts';
@@ -40,7 +42,7 @@ export interface PushedResponse {
 
 export interface PushedRequests {
   /** `POST /oauth2/par`: validates and stores the request. Errors are AppErrors (JSON bodies). */
-  push(form: Record<string, string>, authorization: string | undefined): Promise<PushedResponse>;
+  push(form: Record<string, string>, authorization: string | undefined, dpopProof?: string): Promise<PushedResponse>;
   /**
    * `/oauth2/auth` with a pushed `request_uri`: the stored parameters (plus the flow's verifier,
    * when the browser is coming back with one); undefined when `request_uri` is not a pushed one.
@@ -50,7 +52,7 @@ export interface PushedRequests {
 
 const stringValue = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) ? v.join(' ') : JSON.stringify(v));
 
-export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuthDeps }): PushedRequests {
+export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuthDeps; dpop: Dpop }): PushedRequests {
   const cfg = d.config.oauth2.pushed_authorization_requests;
   const secrets = d.config.secrets.system;
 
@@ -74,7 +76,7 @@ export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuth
   }
 
   return {
-    async push(form, authorization) {
+    async push(form, authorization, dpopProof) {
       if (!Object.keys(form).length) throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
       if (form.request_uri !== undefined) {
         throw oauth2Error('invalid_request', {
@@ -93,6 +95,13 @@ export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuth
       for (const k of INTERNAL) delete params[k];
       params.client_id = client.id;
       delete params.request;
+      // RFC 9449 §10.1: a proof at this endpoint binds the code as `dpop_jkt` does.
+      const proof = await d.dpop.verify(dpopProof, { htm: 'POST', htu: [parEndpoint(d.config)] });
+      if (proof) {
+        if (params.dpop_jkt !== undefined && params.dpop_jkt !== proof.jkt)
+          throw oauth2Error('invalid_dpop_proof', { hint: "The DPoP proof's key is not the one 'dpop_jkt' names." });
+        params.dpop_jkt = proof.jkt;
+      }
       // The same checks as at /oauth2/auth; their errors answer here, as JSON (RFC 9126 §2.3).
       const target: ErrorTarget = { responseMode: 'query', state: '' };
       await validateAuthorizeRequest(

@@ -23,6 +23,8 @@ export interface AuthorizeRequest {
   codeChallengeMethod: string;
   /** The `claims` parameter (OpenID Connect Core §5.5), when given. */
   claims?: ClaimsRequest;
+  /** `dpop_jkt` (RFC 9449 §10): the code may only be exchanged with a DPoP proof of this key. */
+  dpopJkt?: string;
 }
 
 /**

@@ -1,11 +1,12 @@
 /** `POST /credentials` (createVerifiableCredential). */
 import type { Context } from 'koa';
-import { bearerToken, noStore } from '../../core/http/params.ts';
+import { noStore } from '../../core/http/params.ts';
+import { presentedToken } from '../sender-constraint.ts';
 import type { CredentialsService } from './service.ts';
 
 export function credentialHandlers(service: CredentialsService) {
   async function createVerifiableCredential(ctx: Context) {
-    const r = await service.create(bearerToken(ctx.get('authorization')), ctx.request.body);
+    const r = await service.create(presentedToken(ctx, false), ctx.request.body);
     noStore(ctx);
     ctx.status = r.status;
     ctx.body = r.body;

@@ -16,9 +16,12 @@ import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../../core/db/schema.ts';
 import type { OAuth2Config } from '../deps.ts';
+import { appendPath } from '../discovery/service.ts';
+import type { Dpop } from '../dpop.ts';
 import { parseOr400 } from '../guard.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { KeyPort } from '../ports.ts';
+import { createSenderConstraint, type PresentedToken } from '../sender-constraint.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { findAccessToken, insertJti } from '../store/tokens.ts';
 import { accessTokenSignature } from '../token/lookup.ts';
@@ -42,6 +45,7 @@ export interface CredentialsDeps {
   keys: KeyPort;
   sessions: SessionCodec;
   nonces: VcNonces;
+  dpop: Dpop;
 }
 
 const bad = (hint: string) => oauth2Error('invalid_request', { hint });
@@ -55,6 +59,9 @@ export type CredentialResult =
 
 export function createCredentialsService(d: CredentialsDeps) {
   const issuer = d.config.urls.self.issuer;
+  const w = d.config.webfinger.oidc_discovery;
+  const credentialUrls = [w.verifiable_credentials_url || appendPath(d.config.urls.self.public, '/credentials')];
+  const senderConstraint = createSenderConstraint(d);
 
   async function proofKey(jwt: string): Promise<{ key: Awaited<ReturnType<typeof importJWK>>; jwk: JWK }> {
     let header: ReturnType<typeof decodeProtectedHeader>;
@@ -75,7 +82,8 @@ export function createCredentialsService(d: CredentialsDeps) {
   }
 
   return {
-    async create(token: string | undefined, rawBody: unknown): Promise<CredentialResult> {
+    async create(presented: PresentedToken, rawBody: unknown): Promise<CredentialResult> {
+      const { token } = presented;
       const signature = token ? await accessTokenSignature(d, token) : undefined;
       const row = signature ? await findAccessToken(d.db, signature) : undefined;
       if (!signature || !row || (row.expiresAt && row.expiresAt.getTime() < d.clock.now().getTime())) {
@@ -83,6 +91,8 @@ export function createCredentialsService(d: CredentialsDeps) {
           hint: 'Token is inactive because it is malformed, expired or otherwise invalid.',
         });
       }
+      const session = d.sessions.open<GrantSession>(row.sessionData);
+      await senderConstraint(session, presented, credentialUrls);
       const body = parseOr400(createVerifiableCredentialBody, rawBody);
       if (body.format !== 'jwt_vc_json') throw bad(`The format '${body.format ?? ''}' is not supported.`);
       if (!body.proof) {
@@ -122,7 +132,6 @@ export function createCredentialsService(d: CredentialsDeps) {
       const nonceId = createHash('sha256').update(`vc_nonce:${nonce}`).digest('base64url');
       if (!(await insertJti(d.db, nonceId, until, d.clock.now()))) throw bad('The nonce has already been used.');
 
-      const session = d.sessions.open<GrantSession>(row.sessionData);
       const did = `did:jwk:${Buffer.from(JSON.stringify(publicJwk(jwk))).toString('base64url')}`;
       const subject: Record<string, unknown> = { ...(session.idToken.extra ?? {}) };
       subject.id = did;

@@ -58,6 +58,8 @@ export interface OidcConfiguration {
   /** RFC 9126 §5, while pushed authorization requests are enabled. */
   pushed_authorization_request_endpoint?: string;
   require_pushed_authorization_requests?: boolean;
+  /** RFC 9449 §5.1, while DPoP is enabled. */
+  dpop_signing_alg_values_supported?: string[];
 }
 
 /** Hydra's urlx.AppendPaths: one slash between the base path and the appended path. */
@@ -156,6 +158,7 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
           require_pushed_authorization_requests: c.oauth2.pushed_authorization_requests.required,
         }
       : {}),
+    ...(c.oauth2.dpop.enabled ? { dpop_signing_alg_values_supported: c.oauth2.dpop.signing_algs } : {}),
   };
 }
 

@@ -73,8 +73,10 @@ export function createIntrospectionService(d: IntrospectionDeps) {
     standard.nbf = unix(row.requestedAt);
     standard.aud = row.grantedAudience;
     standard.iss = d.config.urls.self.issuer;
-    standard.token_type = 'Bearer';
+    // RFC 9449 §6.2: a DPoP-bound token says so and names its key.
+    standard.token_type = session.cnf ? 'DPoP' : 'Bearer';
     standard.token_use = t.use;
+    if (session.cnf) standard.cnf = { jkt: session.cnf.jkt };
     const { ext, ...promoted } = customAccessTokenClaims(claimRules, session.ext ?? {});
     const out: Introspection = { ...standard };
     for (const [k, v] of Object.entries(promoted)) if (!(k in standard) && k !== 'username') out[k] = v;

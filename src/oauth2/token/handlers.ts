@@ -8,16 +8,19 @@ import type { TokenService } from './service.ts';
 
 const JSON_UTF8 = 'application/json;charset=UTF-8';
 
-/** Form fields of the OAuth 2.0 endpoints: a repeated `audience` is joined with spaces (fosite accepts both forms). */
-/** The form of the token-like endpoints; repeated `audience` and `resource` (RFC 8707) values are joined with spaces. */
+/** The form of the token-like endpoints; a repeated `audience` (fosite accepts both forms) or `resource` (RFC 8707) is joined with spaces. */
 export const oauth2Form = (ctx: Context) => formFields(ctx, ['audience', 'resource']);
 
-export function tokenHandlers(service: TokenService, exposeDebug: boolean) {
+export function tokenHandlers(service: TokenService, exposeDebug: boolean, dpopNonce: () => string | undefined) {
   async function oauth2TokenExchange(ctx: Context) {
     noStore(ctx);
+    // RFC 9449 §8: while nonces are required, every answer carries the current one.
+    const nonce = dpopNonce();
+    if (nonce) ctx.set('DPoP-Nonce', nonce);
     try {
       const form = oauth2Form(ctx);
-      ctx.body = countTokenResponse(form, await service.exchange(form, ctx.get('authorization') || undefined));
+      const proof = ctx.get('dpop') || undefined;
+      ctx.body = countTokenResponse(form, await service.exchange(form, ctx.get('authorization') || undefined, proof));
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       renderError(ctx, e, { exposeDebug });

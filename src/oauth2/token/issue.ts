@@ -13,7 +13,7 @@ import type { Executor } from '../../core/db/tx.ts';
 import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
-import { clientGrantTypes } from '../ports.ts';
+import { clientGrantTypes, isPublicClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import type { TokenPlan } from '../store/token-plan.ts';
 import { type CodeRecord, insertAccessToken, insertCode, type TokenRecord } from '../store/tokens.ts';
@@ -46,6 +46,8 @@ export interface Grant {
    * the refresh token keeps `grantedAudience`.
    */
   accessTokenAudience?: string[];
+  /** The thumbprint of the DPoP key the request proved (RFC 9449): the access token is bound to it. */
+  dpopJkt?: string;
 }
 
 export interface IssuedToken {
@@ -68,7 +70,7 @@ export interface IssuedTokens extends TokenPlan {
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'bearer';
+  token_type: 'bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   refresh_token?: string;
@@ -111,6 +113,14 @@ export function createTokenIssuer(d: IssuerDeps) {
     return d.config.ttl[token];
   }
 
+  /** The grant session as one token carries it: bound to `jkt`, or to no key. */
+  const sessionBoundTo = (session: GrantSession, jkt: string | undefined): GrantSession => {
+    if (jkt) return { ...session, cnf: { jkt } };
+    if (!session.cnf) return session;
+    const { cnf: _unbound, ...rest } = session;
+    return rest;
+  };
+
   const record = (grant: Grant, signature: string, expiresAt: Date | null) => ({
     signature,
     requestId: grant.requestId,
@@ -135,7 +145,11 @@ export function createTokenIssuer(d: IssuerDeps) {
    * is never written (`row` undefined).
    */
   async function mintAccessToken(whole: Grant, kind: GrantKind): Promise<MintedToken> {
-    const grant = whole.accessTokenAudience ? { ...whole, grantedAudience: whole.accessTokenAudience } : whole;
+    const grant = {
+      ...whole,
+      grantedAudience: whole.accessTokenAudience ?? whole.grantedAudience,
+      session: sessionBoundTo(whole.session, whole.dpopJkt),
+    };
     const now = d.clock.now();
     const ms = lifespan(grant.client, kind, 'access_token');
     // Expiry rounded to the second (JWT exp), as Hydra rounds it; expires_in is the lifespan itself.
@@ -163,7 +177,11 @@ export function createTokenIssuer(d: IssuerDeps) {
     return t;
   }
 
-  function mintRefreshToken(grant: Grant, kind: GrantKind, accessSignature: string) {
+  function mintRefreshToken(whole: Grant, kind: GrantKind, accessSignature: string) {
+    // RFC 9449 §5: a public client's refresh token is bound to its DPoP key; a confidential
+    // client's is not (its authentication binds it already).
+    const jkt = isPublicClient(whole.client) ? whole.dpopJkt : undefined;
+    const grant = { ...whole, session: sessionBoundTo(whole.session, jkt) };
     const ms = lifespan(grant.client, kind, 'refresh_token');
     const expiresAt = ms < 0 ? null : new Date(d.clock.now().getTime() + ms);
     const { token, signature } = generateOpaqueToken('ory_rt_', secrets);
@@ -219,7 +237,8 @@ export function createTokenIssuer(d: IssuerDeps) {
     const at = await mintAccessToken(grant, kind);
     const response: TokenResponse = {
       access_token: at.token,
-      token_type: 'bearer',
+      // RFC 9449 §5: a bound token says so (Hydra's unbound ones stay 'bearer').
+      token_type: grant.dpopJkt ? 'DPoP' : 'bearer',
       expires_in: at.expiresIn,
       scope: grant.grantedScope.join(' '),
     };

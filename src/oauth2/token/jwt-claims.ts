@@ -83,6 +83,8 @@ export function accessTokenClaims(
     client_id: grant.client.id,
   };
   if (!config.oauth2.exclude_not_before_claim) claims.nbf = iat;
+  // RFC 9449 §6.1: a DPoP-bound token names its key.
+  if (grant.session.cnf) claims.cnf = { jkt: grant.session.cnf.jkt };
   const mode = config.strategies.jwt.scope_claim;
   if (mode === 'list' || mode === 'both') claims.scp = grant.grantedScope;
   if (mode === 'string' || mode === 'both') claims.scope = grant.grantedScope.join(' ');

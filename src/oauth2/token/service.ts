@@ -2,6 +2,8 @@
  * `POST /oauth2/token`: authenticate the client, run the grant handler for `grant_type` (its checks,
  * then the plan of the tokens to issue), store the plan (store/token-plan.ts), answer.
  */
+
+import type { Dpop } from '../dpop.ts';
 import { countClientAuthFailure } from '../metrics.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { persistPlan } from '../store/token-plan.ts';
@@ -11,12 +13,18 @@ import type { TokenResponse } from './issue.ts';
 
 export interface TokenServiceDeps extends GrantDeps {
   clientAuth: ClientAuthDeps;
+  dpop: Dpop;
 }
 
 export function createTokenService(d: TokenServiceDeps) {
   return {
     /** Throws RFC 6749 errors; an unknown grant type is `invalid_request` (Hydra). */
-    async exchange(form: Record<string, string>, authorization: string | undefined): Promise<TokenResponse> {
+    async exchange(
+      form: Record<string, string>,
+      authorization: string | undefined,
+      /** The `DPoP` header (RFC 9449), when sent. */
+      dpopProof?: string,
+    ): Promise<TokenResponse> {
       if (!Object.keys(form).length && !authorization) {
         throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
       }
@@ -27,7 +35,8 @@ export function createTokenService(d: TokenServiceDeps) {
       );
       const grant = GRANTS[grantType];
       if (!grant || !Object.hasOwn(GRANTS, grantType)) throw oauth2Error('invalid_request');
-      const plan = await grant(d, client, form);
+      const proof = await d.dpop.verify(dpopProof, { htm: 'POST', htu: d.tokenUrls });
+      const plan = await grant(d, client, form, proof);
       const outcome = await persistPlan(d.db, plan, d);
       if (outcome === 'stored') return plan.response;
       throw plan.refused ? await plan.refused(outcome) : new Error(`token plan not stored: ${outcome}`);

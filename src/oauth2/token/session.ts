@@ -28,6 +28,11 @@ export interface GrantSession {
   idToken: IdTokenBase;
   /** `session.access_token` of the consent (JWT `ext`, introspection `ext`). */
   ext: Record<string, unknown>;
+  /**
+   * The key a token is bound to (RFC 9449 `cnf.jkt`): set per token by the issuer (an access token
+   * issued on a DPoP proof; a public client's refresh token), or on a code by `dpop_jkt` (§10).
+   */
+  cnf?: { jkt: string };
 }
 
 /** Keys a consent's `session.id_token` cannot override. */

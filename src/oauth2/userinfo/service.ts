@@ -10,8 +10,11 @@ import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { AppError } from '../../core/errors.ts';
 import type { OAuth2Config } from '../deps.ts';
+import { appendPath } from '../discovery/service.ts';
+import type { Dpop } from '../dpop.ts';
 import { OAUTH2_FAMILY, oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
+import { createSenderConstraint, type PresentedToken } from '../sender-constraint.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { findAccessToken } from '../store/tokens.ts';
 import { accessTokenSignature } from '../token/lookup.ts';
@@ -19,6 +22,7 @@ import { type GrantSession, idTokenClaims } from '../token/session.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
 export interface UserinfoDeps {
+  dpop: Dpop;
   config: OAuth2Config;
   clock: Clock;
   db: Kysely<Database>;
@@ -50,9 +54,15 @@ function refreshTokenGiven(): AppError {
 }
 
 export function createUserinfoService(d: UserinfoDeps) {
+  const userinfoUrls = [
+    d.config.webfinger.oidc_discovery.userinfo_url || appendPath(d.config.urls.self.public, '/userinfo'),
+  ];
+  const senderConstraint = createSenderConstraint(d);
+
   return {
     /** Throws 401 with `WWW-Authenticate` for a missing, unknown, expired or revoked token; 501 with stateless JWTs. */
-    async userinfo(token: string | undefined): Promise<UserinfoResult> {
+    async userinfo(presented: PresentedToken): Promise<UserinfoResult> {
+      const { token } = presented;
       assertStatefulTokens(d.config, 'userinfo');
       if (!token)
         throw unauthorized('Unable to find a suitable validation strategy for the token, thus it is invalid.');
@@ -64,6 +74,7 @@ export function createUserinfoService(d: UserinfoDeps) {
         throw unauthorized('Token expired. Access token expired.');
       }
       const session = d.sessions.open<GrantSession>(row.sessionData);
+      await senderConstraint(session, presented, userinfoUrls);
       const claims = idTokenClaims(session.idToken);
       for (const k of ['nonce', 'at_hash', 'c_hash', 'exp', 'sid', 'jti']) delete claims[k];
       const aud = Array.isArray(claims.aud) ? (claims.aud as string[]) : [];

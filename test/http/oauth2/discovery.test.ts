@@ -20,7 +20,7 @@ describe('OpenID Connect discovery', () => {
     return (await r.json()) as Record<string, unknown>;
   };
 
-  it('publishes Hydra 26.2’s document for the default configuration (with oauth2.pkce.allow_plain), plus prompt_values_supported, authorization_response_iss_parameter_supported and the PAR fields', async () => {
+  it('publishes Hydra 26.2’s document for the default configuration (with oauth2.pkce.allow_plain), plus prompt_values_supported, authorization_response_iss_parameter_supported, the PAR fields and DPoP algorithms', async () => {
     const s = await start({ 'oauth2.pkce.allow_plain': true });
     const P = s.publicUrl;
     const doc = await discover(s);
@@ -84,6 +84,18 @@ describe('OpenID Connect discovery', () => {
       authorization_response_iss_parameter_supported: true,
       pushed_authorization_request_endpoint: `${P}/oauth2/par`,
       require_pushed_authorization_requests: false,
+      dpop_signing_alg_values_supported: [
+        'ES256',
+        'ES384',
+        'ES512',
+        'PS256',
+        'PS384',
+        'PS512',
+        'RS256',
+        'RS384',
+        'RS512',
+        'EdDSA',
+      ],
     });
     expect(doc).not.toHaveProperty('registration_endpoint');
     expect(await discover(s, '/.well-known/oauth-authorization-server')).toEqual(doc);

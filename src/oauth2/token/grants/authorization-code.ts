@@ -4,8 +4,10 @@
  * transaction) that stores the tokens, and presenting a used code revokes every token of its grant
  * family (RFC 6749 §4.1.2) before failing with `invalid_grant`.
  */
+
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
+import { boundTo, checkBoundExchange, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
 import { narrowing } from '../../resource.ts';
@@ -21,6 +23,7 @@ export async function authorizationCodeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
+  proof?: VerifiedProof,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes('authorization_code')) {
     throw oauth2Error('unauthorized_client', {
@@ -58,6 +61,8 @@ export async function authorizationCodeGrant(
     code.codeChallengeMethod,
     form.code_verifier ?? '',
   );
+  const session = d.sessions.open<GrantSession>(code.sessionData);
+  checkBoundExchange(session.cnf, proof, 'authorization code');
   // Signed before anything is written, so no signing (and no second pooled connection) happens in a transaction.
   const issued = await d.issuer.planTokens(
     {
@@ -68,8 +73,9 @@ export async function authorizationCodeGrant(
       requestedAudience: code.requestedAudience,
       grantedAudience: code.grantedAudience,
       requestedAt: code.requestedAt,
-      session: d.sessions.open<GrantSession>(code.sessionData),
+      session,
       ...narrowing(code.grantedAudience, form.resource),
+      ...boundTo(proof),
     },
     'authorization_code',
   );

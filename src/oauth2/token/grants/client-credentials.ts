@@ -6,7 +6,9 @@
  * `oauth2.client_credentials.default_grant_allowed_scope` and no `scope`, all client scopes are
  * granted. `sub` is the client id; no refresh token and no ID token.
  */
+
 import { randomUUID } from 'node:crypto';
+import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
 import { allowedResources } from '../../resource.ts';
@@ -30,6 +32,7 @@ export async function clientCredentialsGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
+  proof?: VerifiedProof,
 ): Promise<GrantPlan> {
   const strategy = scopeStrategy(d.config.strategies.scope);
   const clientScopes = splitSpaces(client.scope);
@@ -69,6 +72,7 @@ export async function clientCredentialsGrant(
       grantedAudience: audience,
       requestedAt: d.clock.now(),
       session: machineSession(d, client.id),
+      ...boundTo(proof),
     },
     'client_credentials',
   );

@@ -12,6 +12,7 @@
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { DEVICE_CODE_GRANT } from '../../device/codes.ts';
+import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { narrowing } from '../../resource.ts';
@@ -31,6 +32,7 @@ export async function deviceCodeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
+  proof?: VerifiedProof,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(DEVICE_CODE_GRANT)) {
     throw oauth2Error('unauthorized_client', {
@@ -94,6 +96,7 @@ export async function deviceCodeGrant(
       requestedAt: r.requestedAt,
       session: d.sessions.open<GrantSession>(r.sessionData),
       ...narrowing(r.grantedAudience, form.resource),
+      ...boundTo(proof),
     },
     'device_authorization',
   );

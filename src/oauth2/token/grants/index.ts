@@ -1,4 +1,5 @@
 /** Grant handlers by `grant_type` (node-oidc-provider's grant map). */
+import type { VerifiedProof } from '../../dpop.ts';
 import type { FlowClient } from '../../ports.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
@@ -9,7 +10,13 @@ import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
 
 /** Checks the request; the plan it returns is stored by the token service (store/token-plan.ts). */
-export type GrantHandler = (d: GrantDeps, client: FlowClient, form: Record<string, string>) => Promise<GrantPlan>;
+export type GrantHandler = (
+  d: GrantDeps,
+  client: FlowClient,
+  form: Record<string, string>,
+  /** The request's DPoP proof (RFC 9449), checked: the access token is bound to its key. */
+  proof?: VerifiedProof,
+) => Promise<GrantPlan>;
 
 export const GRANTS: Record<string, GrantHandler> = {
   authorization_code: authorizationCodeGrant,

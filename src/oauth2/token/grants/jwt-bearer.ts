@@ -11,6 +11,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { allowedResources } from '../../resource.ts';
@@ -30,6 +31,7 @@ export async function jwtBearerGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
+  proof?: VerifiedProof,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(JWT_BEARER_GRANT)) {
     throw oauth2Error('unauthorized_client', {
@@ -79,6 +81,7 @@ export async function jwtBearerGrant(
       grantedAudience: audience,
       requestedAt: d.clock.now(),
       session: machineSession(d, claims.sub),
+      ...boundTo(proof),
     },
     'jwt_bearer',
     { assertion: [assertion] },

@@ -17,6 +17,7 @@
 import type { AuditEvent } from '../../../core/audit/events.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { metrics } from '../../../core/observability/metrics.ts';
+import { boundTo, checkBoundExchange, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { narrowing } from '../../resource.ts';
@@ -76,6 +77,7 @@ export async function refreshTokenGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
+  proof?: VerifiedProof,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes('refresh_token')) {
     throw oauth2Error('unauthorized_client', {
@@ -93,6 +95,8 @@ export async function refreshTokenGrant(
     throw alreadyUsed();
   }
   checkRefresh(d, client, row);
+  const session = d.sessions.open<GrantSession>(row.sessionData);
+  checkBoundExchange(session.cnf, proof, 'refresh token');
   const issued = await d.issuer.planTokens(
     {
       requestId: row.requestId,
@@ -102,8 +106,9 @@ export async function refreshTokenGrant(
       requestedAudience: row.requestedAudience,
       grantedAudience: row.grantedAudience,
       requestedAt: d.clock.now(),
-      session: d.sessions.open<GrantSession>(row.sessionData),
+      session,
       ...narrowing(row.grantedAudience, form.resource),
+      ...boundTo(proof),
     },
     'refresh_token',
   );

@@ -1,0 +1,157 @@
+/**
+ * DPoP proofs (RFC 9449): a client proves possession of a key with a JWT in the `DPoP` header,
+ * signed by that key (its public part in the JWT's header), naming the request's method (`htm`) and
+ * URL (`htu`), when it was made (`iat`), a unique `jti`, and, where an access token is presented,
+ * that token's hash (`ath`). An access token issued on a proof is bound to the key's thumbprint
+ * (`cnf.jkt`, RFC 7638) and is good only with a fresh proof of the same key.
+ *
+ * Checks (§4.3): one header; `typ` `dpop+jwt`; an allowed asymmetric `alg`; a public `jwk`; the
+ * signature; `htm`, `htu` (scheme and host case-insensitive, default ports and query ignored);
+ * `iat` within `oauth2.dpop.proof_lifetime` (and 5 s of skew); `ath`; the server nonce when
+ * `oauth2.dpop.use_nonce`. Each `jti` is used once per key across processes: its hash is recorded
+ * (`oauth2_jti_blacklist`) until the proof could no longer be accepted anyway.
+ * Server nonces (§8) are an HMAC of the current 5-minute window under the system secret: every
+ * process computes the same, nothing is stored, and the previous window's stays valid.
+ */
+import { createHash, createHmac } from 'node:crypto';
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
+import type { Clock } from '../core/clock.ts';
+import type { Executor } from '../core/db/tx.ts';
+import type { AppError } from '../core/errors.ts';
+import type { OAuth2Config } from './deps.ts';
+import { oauth2Error } from './oauth-errors.ts';
+import { insertJti } from './store/tokens.ts';
+
+const SKEW_MS = 5_000;
+const NONCE_WINDOW_MS = 5 * 60_000;
+/** Members of a private (or symmetric) JWK: a proof's key must be public. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+export interface VerifiedProof {
+  /** The key's RFC 7638 thumbprint (SHA-256, base64url). */
+  jkt: string;
+}
+
+export interface ProofCheck {
+  /** The request's method. */
+  htm: string;
+  /** The URLs the request may have been sent to (the endpoint as configured and as addressed). */
+  htu: readonly string[];
+  /** The access token presented with the proof (its hash must be the proof's `ath`). */
+  accessToken?: string;
+}
+
+/** `ath`: base64url(SHA-256(access token)) (§4.2). */
+export const tokenHash = (token: string) => createHash('sha256').update(token).digest('base64url');
+
+/** A URL as `htu` compares it (§4.3): no query or fragment, scheme and host lower case, no default port. */
+function normalizeHtu(raw: string): string | undefined {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Dpop {
+  enabled: boolean;
+  /** The current server nonce, when nonces are required. */
+  nonce(): string | undefined;
+  /**
+   * The proof of a request, checked; undefined when the request carries none. Errors are
+   * `invalid_dpop_proof`, or `use_dpop_nonce` with the `DPoP-Nonce` header to retry with.
+   */
+  verify(header: string | undefined, check: ProofCheck): Promise<VerifiedProof | undefined>;
+}
+
+export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Executor }): Dpop {
+  const cfg = d.config.oauth2.dpop;
+  const secret = createHash('sha256')
+    .update(`dpop-nonce:${d.config.secrets.system[0] ?? ''}`)
+    .digest();
+  const nonceAt = (window: number) => createHmac('sha256', secret).update(String(window)).digest('base64url');
+  const window = () => Math.floor(d.clock.now().getTime() / NONCE_WINDOW_MS);
+  const invalid = (hint: string): AppError => oauth2Error('invalid_dpop_proof', { hint });
+
+  async function checkNonce(given: unknown): Promise<void> {
+    const w = window();
+    if (typeof given === 'string' && (given === nonceAt(w) || given === nonceAt(w - 1))) return;
+    throw oauth2Error('use_dpop_nonce', {
+      hint: 'Authorization server requires nonce in DPoP proof.',
+      headers: { 'DPoP-Nonce': nonceAt(w) },
+    });
+  }
+
+  return {
+    enabled: cfg.enabled,
+    nonce: () => (cfg.enabled && cfg.use_nonce ? nonceAt(window()) : undefined),
+    async verify(header, check) {
+      if (header === undefined || !cfg.enabled) return undefined;
+      const proof = header.trim();
+      if (!proof || proof.includes(',')) throw invalid('The request must carry exactly one DPoP proof.');
+      let alg: string | undefined;
+      let jwk: JWK | undefined;
+      try {
+        const h = decodeProtectedHeader(proof);
+        if (h.typ !== 'dpop+jwt') throw invalid("The DPoP proof's 'typ' must be 'dpop+jwt'.");
+        alg = h.alg;
+        jwk = h.jwk as JWK | undefined;
+      } catch (e) {
+        if ((e as AppError).code === 'invalid_dpop_proof') throw e;
+        throw invalid('The DPoP proof is not a JWT.');
+      }
+      if (!alg || !cfg.signing_algs.includes(alg)) {
+        throw invalid(`The DPoP proof's algorithm must be one of ${cfg.signing_algs.join(', ')}.`);
+      }
+      if (!jwk || typeof jwk !== 'object' || PRIVATE_MEMBERS.some((m) => m in jwk)) {
+        throw invalid("The DPoP proof's header must carry the public key ('jwk') that signed it.");
+      }
+      let claims: Record<string, unknown>;
+      try {
+        ({ payload: claims } = await jwtVerify(proof, EmbeddedJWK, { algorithms: cfg.signing_algs, typ: 'dpop+jwt' }));
+      } catch {
+        throw invalid("The DPoP proof's signature does not verify with its key.");
+      }
+      const { jti, htm, htu, iat, ath } = claims;
+      if (typeof jti !== 'string' || !jti || jti.length > 256) throw invalid("The DPoP proof needs a 'jti'.");
+      if (htm !== check.htm) throw invalid(`The DPoP proof's 'htm' must be '${check.htm}'.`);
+      const target = typeof htu === 'string' ? normalizeHtu(htu) : undefined;
+      if (!target || !check.htu.some((u) => normalizeHtu(u) === target))
+        throw invalid("The DPoP proof's 'htu' is not the URL of this request.");
+      const now = d.clock.now().getTime();
+      if (typeof iat !== 'number' || iat * 1000 > now + SKEW_MS || iat * 1000 < now - cfg.proof_lifetime - SKEW_MS)
+        throw invalid("The DPoP proof's 'iat' is too far from the server's time.");
+      if (check.accessToken !== undefined) {
+        if (ath !== tokenHash(check.accessToken))
+          throw invalid("The DPoP proof's 'ath' is not the hash of the access token presented.");
+      }
+      if (cfg.use_nonce) await checkNonce(claims.nonce);
+      const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+      const key = createHash('sha256').update(`dpop\n${jkt}\n${jti}`).digest('hex');
+      const until = new Date(iat * 1000 + cfg.proof_lifetime + 2 * SKEW_MS);
+      if (!(await insertJti(d.db, key, until, new Date(now))))
+        throw invalid("The DPoP proof's 'jti' was used already.");
+      return { jkt };
+    },
+  };
+}
+
+/** The Grant fields of a request's proof: its tokens are bound to the proof's key. */
+export const boundTo = (proof: VerifiedProof | undefined): { dpopJkt?: string } =>
+  proof ? { dpopJkt: proof.jkt } : {};
+
+/**
+ * A code bound by `dpop_jkt` (§10) or a public client's refresh token bound at issuance (§5): the
+ * exchange must prove the same key.
+ */
+export function checkBoundExchange(
+  bound: { jkt: string } | undefined,
+  proof: VerifiedProof | undefined,
+  what: string,
+): void {
+  if (!bound) return;
+  if (!proof) throw oauth2Error('invalid_dpop_proof', { hint: `The ${what} is DPoP-bound: a DPoP proof is required.` });
+  if (proof.jkt !== bound.jkt)
+    throw oauth2Error('invalid_dpop_proof', { hint: `The DPoP proof's key is not the one the ${what} is bound to.` });
+}
