@@ -87,6 +87,11 @@ const BOOLS: Array<[string, string, string]> = [
     'Authorization requests of this client must be pushed first (RFC 9126).',
   ],
   [
+    'dpop-bound-access-tokens',
+    'dpop_bound_access_tokens',
+    'Token requests of this client must carry a DPoP proof (RFC 9449).',
+  ],
+  [
     'frontchannel-logout-session-required',
     'frontchannel_logout_session_required',
     'Front-channel logout needs iss and sid.',

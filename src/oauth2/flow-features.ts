@@ -207,6 +207,7 @@ export function clientPortOf(clients: ClientService): ClientPort {
       accessTokenStrategy: c.access_token_strategy,
       skipConsent: c.skip_consent,
       requirePushedAuthorizationRequests: c.require_pushed_authorization_requests,
+      dpopBoundAccessTokens: c.dpop_bound_access_tokens,
       postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
       frontchannelLogoutUri: c.frontchannel_logout_uri,
       backchannelLogoutUri: c.backchannel_logout_uri,

@@ -44,6 +44,8 @@ export interface FlowClient {
   skipConsent: boolean;
   /** RFC 9126 §6 (`require_pushed_authorization_requests`). */
   requirePushedAuthorizationRequests: boolean;
+  /** RFC 9449 §5.2 (`dpop_bound_access_tokens`). */
+  dpopBoundAccessTokens: boolean;
   /** Exact-match targets of RP-initiated logout. */
   postLogoutRedirectUris: string[];
   /** '' when the client takes no part in front- / back-channel logout. */

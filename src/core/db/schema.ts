@@ -215,6 +215,8 @@ export interface Oauth2ClientsTable {
   dynamic_registration: ColumnType<boolean, boolean | undefined, boolean>;
   /** RFC 9126 §6: authorization requests of this client must be pushed first. */
   require_pushed_authorization_requests: ColumnType<boolean, boolean | undefined, boolean>;
+  /** RFC 9449 §5.2: token requests of this client must carry a DPoP proof. */
+  dpop_bound_access_tokens: ColumnType<boolean, boolean | undefined, boolean>;
   authorization_code_grant_access_token_lifespan: number | null;
   authorization_code_grant_id_token_lifespan: number | null;
   authorization_code_grant_refresh_token_lifespan: number | null;
@@ -644,6 +646,7 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'updated_at',
     'dynamic_registration',
     'require_pushed_authorization_requests',
+    'dpop_bound_access_tokens',
   ],
   dsync_directories: [
     'id',

@@ -77,6 +77,8 @@ export interface ClientFields extends Lifespans {
   skip_logout_consent: boolean | null;
   /** RFC 9126 §6: authorization requests must be pushed (`POST /oauth2/par`) first. */
   require_pushed_authorization_requests: boolean;
+  /** RFC 9449 §5.2: token requests must carry a DPoP proof. */
+  dpop_bound_access_tokens: boolean;
 }
 
 /** A decoded write request: the fields plus the plaintext secret ('' when not given). */

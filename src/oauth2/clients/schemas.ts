@@ -101,6 +101,7 @@ export const clientBody = z.object({
     .nullish()
     .transform((v) => v ?? null),
   require_pushed_authorization_requests: flag,
+  dpop_bound_access_tokens: flag,
   ...lifespanShape,
 });
 
@@ -208,8 +209,9 @@ export function renderClient(c: Client, x: RenderExtras = {}): Record<string, un
   omitEmpty(o, 'access_token_strategy', c.access_token_strategy);
   o.skip_consent = c.skip_consent;
   o.skip_logout_consent = c.skip_logout_consent;
-  // Not a Hydra field: shown only when set, so that Hydra's clients read unchanged.
+  // Not Hydra fields (RFC 9126 §6, RFC 9449 §5.2): shown only when set, so that Hydra's clients read unchanged.
   if (c.require_pushed_authorization_requests) o.require_pushed_authorization_requests = true;
+  if (c.dpop_bound_access_tokens) o.dpop_bound_access_tokens = true;
   for (const f of LIFESPAN_FIELDS) {
     const v = c[f];
     o[f] = v === null ? null : formatDuration(v);

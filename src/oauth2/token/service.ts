@@ -36,6 +36,11 @@ export function createTokenService(d: TokenServiceDeps) {
       const grant = GRANTS[grantType];
       if (!grant || !Object.hasOwn(GRANTS, grantType)) throw oauth2Error('invalid_request');
       const proof = await d.dpop.verify(dpopProof, { htm: 'POST', htu: d.tokenUrls });
+      if (!proof && client.dpopBoundAccessTokens) {
+        throw oauth2Error('invalid_dpop_proof', {
+          hint: 'The OAuth 2.0 Client is registered with dpop_bound_access_tokens: token requests need a DPoP proof.',
+        });
+      }
       const plan = await grant(d, client, form, proof);
       const outcome = await persistPlan(d.db, plan, d);
       if (outcome === 'stored') return plan.response;

@@ -205,6 +205,30 @@ describe('DPoP (RFC 9449)', () => {
     }
   });
 
+  it('dpop_bound_access_tokens: the client must send a proof with every token request (RFC 9449 §5.2)', async () => {
+    const strict = await createClient(t, {
+      grant_types: ['client_credentials'],
+      scope: 'read',
+      dpop_bound_access_tokens: true,
+    });
+    const shown = (await (await fetch(`${t.adminUrl}/admin/clients/${strict.client_id}`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(shown.dpop_bound_access_tokens).toBe(true);
+    const without = await token({ grant_type: 'client_credentials' }, {}, strict);
+    expect(without.status).toBe(400);
+    expect(without.body.error).toBe('invalid_dpop_proof');
+    const key = await newKey();
+    const bound = await token(
+      { grant_type: 'client_credentials' },
+      { dpop: await proof(key, { htu: tokenUrl }) },
+      strict,
+    );
+    expect(bound.status).toBe(200);
+    expect(bound.body.token_type).toBe('DPoP');
+  });
+
   it('a proof is used once, across requests', async () => {
     const key = await newKey();
     const p = await proof(key, { htu: tokenUrl });

@@ -34,6 +34,7 @@ const client = (over: Partial<FlowClient> = {}): FlowClient => ({
   accessTokenStrategy: '',
   skipConsent: false,
   requirePushedAuthorizationRequests: false,
+  dpopBoundAccessTokens: false,
   postLogoutRedirectUris: [],
   frontchannelLogoutUri: '',
   backchannelLogoutUri: '',
