@@ -100,8 +100,10 @@ export function createFlowFeatures(
   });
   const authorize = createAuthorizeService(authorizeDeps, pushed);
 
+  const lookup = createTokenLookup({ config, clock, db, keys, changes: core.changes });
   const token = createTokenService({
     dpop,
+    lookup,
     config,
     clock,
     db,
@@ -121,7 +123,6 @@ export function createFlowFeatures(
   });
   const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces, dpop });
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions, dpop });
-  const lookup = createTokenLookup({ config, clock, db, keys, changes: core.changes });
   const introspection = createIntrospectionService({ config, clock, lookup, sessions });
   const revocation = createRevocationService({ config, clock, db, lookup, clientAuth, audit });
   const log = core.log;

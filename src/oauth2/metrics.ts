@@ -31,6 +31,7 @@ const GRANT_LABELS: Record<string, string> = {
   client_credentials: 'client_credentials',
   'urn:ietf:params:oauth:grant-type:jwt-bearer': 'jwt_bearer',
   'urn:ietf:params:oauth:grant-type:device_code': 'device_code',
+  'urn:ietf:params:oauth:grant-type:token-exchange': 'token_exchange',
 };
 
 /** Counts a successful token response by grant and access-token format; returns it unchanged. */

@@ -107,6 +107,8 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
       'client_credentials',
       'refresh_token',
       'urn:ietf:params:oauth:grant-type:device_code',
+      // Beyond Hydra: token exchange (RFC 8693).
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ],
     response_modes_supported: ['query', 'fragment', 'form_post'],
     userinfo_endpoint: w.userinfo_url || appendPath(pub, '/userinfo'),

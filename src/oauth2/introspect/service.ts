@@ -77,6 +77,7 @@ export function createIntrospectionService(d: IntrospectionDeps) {
     standard.token_type = session.cnf ? 'DPoP' : 'Bearer';
     standard.token_use = t.use;
     if (session.cnf) standard.cnf = { jkt: session.cnf.jkt };
+    if (session.act) standard.act = session.act;
     const { ext, ...promoted } = customAccessTokenClaims(claimRules, session.ext ?? {});
     const out: Introspection = { ...standard };
     for (const [k, v] of Object.entries(promoted)) if (!(k in standard) && k !== 'username') out[k] = v;

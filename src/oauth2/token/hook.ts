@@ -37,6 +37,7 @@ const GRANT_TYPE: Partial<Record<GrantKind, string>> = {
   client_credentials: 'client_credentials',
   jwt_bearer: JWT_BEARER_GRANT,
   device_authorization: 'urn:ietf:params:oauth:grant-type:device_code',
+  token_exchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
 };
 
 const HINT = 'The token hook target responded with an error.';

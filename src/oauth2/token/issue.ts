@@ -28,7 +28,8 @@ export type GrantKind =
   | 'refresh_token'
   | 'client_credentials'
   | 'jwt_bearer'
-  | 'device_authorization';
+  | 'device_authorization'
+  | 'token_exchange';
 type TokenKind = 'access_token' | 'id_token' | 'refresh_token';
 
 export interface Grant {
@@ -78,6 +79,8 @@ export interface TokenResponse {
   /** OpenID for Verifiable Credential Issuance (draft 00): with `openid` and `userinfo_credential_draft_00`. */
   c_nonce_draft_00?: string;
   c_nonce_expires_in_draft_00?: number;
+  /** RFC 8693 §2.2.1: what a token exchange issued. */
+  issued_token_type?: string;
 }
 
 export interface IssuerDeps {
@@ -242,8 +245,9 @@ export function createTokenIssuer(d: IssuerDeps) {
       expires_in: at.expiresIn,
       scope: grant.grantedScope.join(' '),
     };
-    // Machine grants (client_credentials, jwt-bearer) never get a refresh token or an ID token.
-    const userGrant = kind !== 'client_credentials' && kind !== 'jwt_bearer';
+    // Machine grants (client_credentials, jwt-bearer) and token exchange (RFC 8693 §2.2.1: an
+    // access token only) never get a refresh token or an ID token.
+    const userGrant = kind !== 'client_credentials' && kind !== 'jwt_bearer' && kind !== 'token_exchange';
     const rt = userGrant && canIssueRefreshToken(grant) ? mintRefreshToken(grant, kind, at.signature) : undefined;
     if (rt) response.refresh_token = rt.token;
     if (userGrant && grant.grantedScope.includes('openid')) {

@@ -85,6 +85,8 @@ export function accessTokenClaims(
   if (!config.oauth2.exclude_not_before_claim) claims.nbf = iat;
   // RFC 9449 §6.1: a DPoP-bound token names its key.
   if (grant.session.cnf) claims.cnf = { jkt: grant.session.cnf.jkt };
+  // RFC 8693 §4.1: a delegated token names its actor.
+  if (grant.session.act) claims.act = grant.session.act;
   const mode = config.strategies.jwt.scope_claim;
   if (mode === 'list' || mode === 'both') claims.scp = grant.grantedScope;
   if (mode === 'string' || mode === 'both') claims.scope = grant.grantedScope.join(' ');

@@ -33,6 +33,8 @@ export interface GrantSession {
    * issued on a DPoP proof; a public client's refresh token), or on a code by `dpop_jkt` (§10).
    */
   cnf?: { jkt: string };
+  /** RFC 8693 §4.1: the actor of a delegated token (earlier actors nested in its `act`). */
+  act?: Record<string, unknown>;
 }
 
 /** Keys a consent's `session.id_token` cannot override. */

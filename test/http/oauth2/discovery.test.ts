@@ -39,6 +39,7 @@ describe('OpenID Connect discovery', () => {
         'client_credentials',
         'refresh_token',
         'urn:ietf:params:oauth:grant-type:device_code',
+        'urn:ietf:params:oauth:grant-type:token-exchange',
       ],
       response_modes_supported: ['query', 'fragment', 'form_post'],
       userinfo_endpoint: `${P}/userinfo`,

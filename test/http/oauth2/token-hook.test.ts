@@ -307,6 +307,29 @@ describe('oauth2.token_hook with internal addresses refused', () => {
   });
   afterAll(() => guarded?.close());
 
+  it('token exchange: the hook sees the exchange grant type, and a 403 refuses the exchange', async () => {
+    const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const exchanger = await createClient(t, { ...machine, grant_types: ['client_credentials', GRANT] });
+    const subject = String(
+      (await tokenRequest(t, exchanger, { grant_type: 'client_credentials', scope: 'read' })).body.access_token,
+    );
+    hook.calls.length = 0;
+    const form = {
+      grant_type: GRANT,
+      subject_token: subject,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    };
+    const ok = await tokenRequest(t, exchanger, form);
+    expect(ok.status).toBe(200);
+    expect(hook.calls).toHaveLength(1);
+    const call = hook.calls[0]?.body as { request?: { grant_types?: string[] } } | undefined;
+    expect(call?.request?.grant_types).toEqual([GRANT]);
+    hook.answer = { status: 403 };
+    const denied = await tokenRequest(t, exchanger, form);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error).toBe('access_denied');
+  });
+
   it('refuses the loopback hook: server_error, no request sent, no address in the answer', async () => {
     const client = await createClient(guarded, machine);
     const r = await tokenRequest(guarded, client, { grant_type: 'client_credentials', scope: 'read' });

@@ -8,6 +8,7 @@ import type { SessionCodec } from '../../session-data.ts';
 import type { PlanOutcome } from '../../store/token-plan.ts';
 import type { TrustService } from '../../trust/service.ts';
 import type { IssuedTokens, TokenIssuer } from '../issue.ts';
+import type { TokenLookup } from '../lookup.ts';
 
 export interface GrantDeps {
   config: OAuth2Config;
@@ -21,6 +22,8 @@ export interface GrantDeps {
   trust: Pick<TrustService, 'keysFor'>;
   /** Accepted `aud` values of assertions: the public token URL and the issuer-derived one. */
   tokenUrls: readonly string[];
+  /** Finds presented tokens (token exchange's subject and actor tokens). */
+  lookup: Pick<TokenLookup, 'find'>;
 }
 
 /**

@@ -8,6 +8,7 @@ import { deviceCodeGrant } from './device-code.ts';
 import { jwtBearerGrant } from './jwt-bearer.ts';
 import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
+import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './token-exchange.ts';
 
 /** Checks the request; the plan it returns is stored by the token service (store/token-plan.ts). */
 export type GrantHandler = (
@@ -24,6 +25,7 @@ export const GRANTS: Record<string, GrantHandler> = {
   client_credentials: clientCredentialsGrant,
   [JWT_BEARER_GRANT]: jwtBearerGrant,
   'urn:ietf:params:oauth:grant-type:device_code': deviceCodeGrant,
+  [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrant,
 };
 
 export type { GrantDeps };
