@@ -3,8 +3,8 @@
  * client_credentials; introspection on; two resource servers so that one process issues both
  * opaque tokens (no `resource`) and JWT ES256 access tokens (`resource=urn:bench:jwt`); for the
  * authorization-code flow a second client (`authorization_code` + `refresh_token`) and a bench-only
- * route that finishes login and consent interactions (below). Its settings otherwise are the
- * library's defaults. IPC as in jackson.mjs.
+ * route that finishes login and consent interactions (below); DPoP on. Its settings otherwise are
+ * the library's defaults. IPC as in jackson.mjs.
  */
 
 import { generateKeyPairSync } from 'node:crypto';
@@ -51,6 +51,8 @@ const provider = new Provider(`http://127.0.0.1:${issuerPort}`, {
   scopes: ['openid', 'offline_access', 'read', 'write'],
   features: {
     clientCredentials: { enabled: true },
+    // RFC 9449, for the DPoP scenario (the library's default, stated: the scenario depends on it).
+    dPoP: { enabled: true },
     introspection: { enabled: true },
     devInteractions: { enabled: false },
     resourceIndicators: {

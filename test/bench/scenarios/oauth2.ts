@@ -1,9 +1,11 @@
 /**
  * OAuth 2.0 hot paths beside node-oidc-provider (in-memory adapter, one client_secret_basic client):
- * client_credentials issuing opaque and JWT ES256 access tokens, introspection of an opaque token,
+ * client_credentials issuing opaque and JWT ES256 access tokens (and opaque ones bound by a DPoP
+ * proof per request), introspection of an opaque token,
  * the discovery document and the JWKS. gatehouse runs with its defaults (the PBKDF2 client-secret
  * hasher at its default cost included); only the token format differs between scenarios.
  */
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { Proc } from '../proc.ts';
 import type { BenchRequest, Scenario, Side } from '../types.ts';
 
@@ -72,6 +74,43 @@ function peerToken(resource?: string): Side {
   };
 }
 
+/**
+ * Token requests, each with a fresh DPoP proof (RFC 9449) of one ES256 key: a new `jti` and the
+ * current `iat` per request, signed synchronously when autocannon builds the request (a proof is
+ * accepted once, so the requests cannot be prepared in advance).
+ */
+function dpopRequests(path: string, htu: string, authorization: string): BenchRequest {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { kty, crv, x, y } = publicKey.export({ format: 'jwk' });
+  const header = Buffer.from(JSON.stringify({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty, crv, x, y } })).toString(
+    'base64url',
+  );
+  const proof = () => {
+    const claims = { jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000) };
+    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const sig = sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    return `${input}.${sig.toString('base64url')}`;
+  };
+  const body = 'grant_type=client_credentials&scope=read';
+  return {
+    method: 'POST',
+    path,
+    headers: { ...FORM, authorization },
+    body,
+    each: () => ({ path, headers: { ...FORM, authorization, dpop: proof() }, body }),
+  };
+}
+
+/** Checks that one DPoP request of `req` is answered with a bound token. */
+async function checkDpop(url: string, req: BenchRequest): Promise<void> {
+  const one = req.each?.(0);
+  if (!one) throw new Error('not a DPoP request');
+  const res = await fetch(`${url}${one.path}`, { method: 'POST', headers: one.headers, body: one.body });
+  const body = (await res.json()) as { token_type?: string };
+  if (res.status !== 200 || body.token_type?.toLowerCase() !== 'dpop')
+    throw new Error(`DPoP token request answered ${res.status}: ${JSON.stringify(body)}`);
+}
+
 const getOnly = (path: string): Side => ({
   url: (p) => p.url,
   async setup(p) {
@@ -108,6 +147,32 @@ export const scenarios: Scenario[] = [
       },
     },
     peer: { kind: 'oidc-provider', side: peerToken('urn:bench:jwt') },
+  },
+  {
+    name: 'token: client_credentials with DPoP (ES256 proof per request), opaque',
+    gatehouse: {
+      url: (p) => p.url,
+      async setup(p) {
+        const c = await machineClient(p);
+        const doc = (await (await fetch(`${p.url}/.well-known/openid-configuration`)).json()) as {
+          token_endpoint: string;
+        };
+        const req = dpopRequests('/oauth2/token', doc.token_endpoint, basic(c.client_id, c.client_secret));
+        await checkDpop(p.url, req);
+        return [req];
+      },
+    },
+    peer: {
+      kind: 'oidc-provider',
+      side: {
+        url: (p) => p.url,
+        async setup(p) {
+          const req = dpopRequests('/token', `${p.url}/token`, PEER_AUTH);
+          await checkDpop(p.url, req);
+          return [req];
+        },
+      },
+    },
   },
   {
     name: 'introspection of an opaque token',
