@@ -10,6 +10,8 @@
  *   POST /oauth2/token            (client_secret_basic, code + verifier → access, refresh and ID token)
  *
  * Reported per flow: flows/s, p50/p99 of a whole flow, SQL statements per flow. Concurrency 20.
+ * A second scenario pushes each request first (POST /oauth2/par, RFC 9126; the peer's `/request`)
+ * and starts the flow with `client_id` and the `request_uri` only.
  *
  * Beside it, as context only (no peer runs the same headless challenge model): node-oidc-provider's
  * own flow — GET /auth → its interaction → login and consent results stored straight into the
@@ -106,21 +108,53 @@ interface GhClient {
   client_secret: string;
 }
 
-async function ghFlow(p: Proc, c: GhClient): Promise<void> {
+/**
+ * The authorization URL of a flow: the parameters in the query, or — `par` — pushed first to the
+ * server's PAR endpoint (RFC 9126) with the client's credentials, the URL then carrying only
+ * `client_id` and the `request_uri` it answered.
+ */
+async function authorizationUrl(
+  endpoints: { auth: string; par: string },
+  client: GhClient,
+  params: Record<string, string>,
+  par: boolean,
+): Promise<string> {
+  const all = { client_id: client.client_id, ...params };
+  const url = new URL(endpoints.auth);
+  if (!par) {
+    url.search = new URLSearchParams(all).toString();
+    return url.toString();
+  }
+  const pushed = await fetch(endpoints.par, {
+    method: 'POST',
+    headers: { ...FORM, authorization: basic(client.client_id, client.client_secret) },
+    body: new URLSearchParams(all),
+  });
+  const body = (await pushed.json()) as { request_uri?: string };
+  if (pushed.status !== 201 || !body.request_uri)
+    throw new FlowError(`PAR answered ${pushed.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  url.search = new URLSearchParams({ client_id: client.client_id, request_uri: body.request_uri }).toString();
+  return url.toString();
+}
+
+async function ghFlow(p: Proc, c: GhClient, par = false): Promise<void> {
   const b = new Jar();
   const { verifier, challenge } = pkce();
-  const auth = new URL('/oauth2/auth', p.url);
-  auth.search = new URLSearchParams({
-    client_id: c.client_id,
-    response_type: 'code',
-    redirect_uri: CB,
-    scope: 'openid offline',
-    state: randomBytes(12).toString('hex'),
-    nonce: randomBytes(12).toString('hex'),
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }).toString();
-  const toLogin = await expectRedirect(await b.fetch(auth.toString()), 'authorize');
+  const auth = await authorizationUrl(
+    { auth: `${p.url}/oauth2/auth`, par: `${p.url}/oauth2/par` },
+    c,
+    {
+      response_type: 'code',
+      redirect_uri: CB,
+      scope: 'openid offline',
+      state: randomBytes(12).toString('hex'),
+      nonce: randomBytes(12).toString('hex'),
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    },
+    par,
+  );
+  const toLogin = await expectRedirect(await b.fetch(auth), 'authorize');
   const loginChallenge = param(toLogin, 'login_challenge');
   if (!loginChallenge) throw new FlowError(`authorize did not go to the login app: ${toLogin}`);
   const la = await fetch(
@@ -155,7 +189,7 @@ async function ghFlow(p: Proc, c: GhClient): Promise<void> {
     throw new FlowError(`code exchange answered ${tok.status}: ${JSON.stringify(body).slice(0, 300)}`);
 }
 
-const gatehouse: Side = (() => {
+const gatehouseSide = (par: boolean): Side => {
   let client: GhClient | undefined;
   return {
     url: (p) => p.url,
@@ -173,33 +207,36 @@ const gatehouse: Side = (() => {
       });
       if (r.status !== 201) throw new Error(`client create answered ${r.status}: ${await r.text()}`);
       client = (await r.json()) as GhClient;
-      await ghFlow(p, client);
+      await ghFlow(p, client, par);
       return [];
     },
-    drive: (p, o) => loops(o.connections, o.seconds, () => ghFlow(p, client as GhClient)),
+    drive: (p, o) => loops(o.connections, o.seconds, () => ghFlow(p, client as GhClient, par)),
   };
-})();
+};
 
 /** The client test/bench/peers/oidc-provider.mjs registers for this flow. */
 const PEER_CLIENT = { client_id: 'bench-code', client_secret: 'bench-code-secret-0123456789abcdef' };
 
-async function peerFlow(p: Proc): Promise<void> {
+async function peerFlow(p: Proc, par = false): Promise<void> {
   const b = new Jar();
   const { verifier, challenge } = pkce();
-  const auth = new URL('/auth', p.url);
-  auth.search = new URLSearchParams({
-    client_id: PEER_CLIENT.client_id,
-    response_type: 'code',
-    redirect_uri: CB,
-    scope: 'openid offline_access',
-    prompt: 'consent',
-    state: randomBytes(12).toString('hex'),
-    nonce: randomBytes(12).toString('hex'),
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-  }).toString();
+  const auth = await authorizationUrl(
+    { auth: `${p.url}/auth`, par: `${p.url}/request` },
+    PEER_CLIENT,
+    {
+      response_type: 'code',
+      redirect_uri: CB,
+      scope: 'openid offline_access',
+      prompt: 'consent',
+      state: randomBytes(12).toString('hex'),
+      nonce: randomBytes(12).toString('hex'),
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    },
+    par,
+  );
   // Login then consent: each prompt is an interaction the bench route finishes (like an accept call).
-  let loc = await expectRedirect(await b.fetch(auth.toString()), 'authorize');
+  let loc = await expectRedirect(await b.fetch(auth), 'authorize');
   for (let i = 0; i < 2 && !loc.startsWith(CB); i++) {
     const uid = new URL(loc, p.url).pathname.split('/').at(-1) as string;
     const done = await fetch(`${p.url}/bench/interaction/${uid}`, { method: 'POST', headers: JSON_H, body: '{}' });
@@ -219,20 +256,26 @@ async function peerFlow(p: Proc): Promise<void> {
     throw new FlowError(`peer code exchange answered ${tok.status}: ${JSON.stringify(body).slice(0, 300)}`);
 }
 
-const peer: Side = {
+const peerSide = (par: boolean): Side => ({
   url: (p) => p.url,
   async setup(p) {
-    await peerFlow(p);
+    await peerFlow(p, par);
     return [];
   },
-  drive: (p, o) => loops(o.connections, o.seconds, () => peerFlow(p)),
-};
+  drive: (p, o) => loops(o.connections, o.seconds, () => peerFlow(p, par)),
+});
 
 export const scenarios: Scenario[] = [
   {
     name: 'authorization-code flow, end to end (per flow)',
     connections: 20,
-    gatehouse,
-    peer: { kind: 'oidc-provider', side: peer },
+    gatehouse: gatehouseSide(false),
+    peer: { kind: 'oidc-provider', side: peerSide(false) },
+  },
+  {
+    name: 'authorization-code flow through PAR (RFC 9126), end to end (per flow)',
+    connections: 20,
+    gatehouse: gatehouseSide(true),
+    peer: { kind: 'oidc-provider', side: peerSide(true) },
   },
 ];
