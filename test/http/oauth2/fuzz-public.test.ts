@@ -34,6 +34,7 @@ beforeAll(async () => {
       'refresh_token',
       'client_credentials',
       'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ],
     response_types: ['code', 'id_token', 'code id_token', 'token'],
     token_endpoint_auth_method: 'client_secret_basic',
@@ -115,15 +116,30 @@ describe('POST /oauth2/token', () => {
     fc.record({ grant_type: fc.constant('refresh_token'), refresh_token: junk, scope: junk }),
     fc.record({ grant_type: fc.constant('client_credentials'), scope: wrong, audience: junk }),
     fc.record({ grant_type: fc.constant('urn:ietf:params:oauth:grant-type:jwt-bearer'), assertion: junk, scope: junk }),
+    fc.record({
+      grant_type: fc.constant('urn:ietf:params:oauth:grant-type:token-exchange'),
+      subject_token: junk,
+      subject_token_type: fc.oneof(
+        fc.constantFrom('urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:jwt'),
+        junk,
+      ),
+      actor_token: junk,
+      resource: junk,
+    }),
     fc.record({ grant_type: junk }),
     fc.record({ grant_type: fc.constantFrom('password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code') }),
     fc.constant({}),
   );
   const encoding = fc.constantFrom('form', 'form-duplicated', 'json', 'text', 'none');
+  /** A DPoP header (RFC 9449): none, junk, or a JWT-shaped one that cannot verify. */
+  const dpop = fc.option(
+    fc.oneof(headerText, fc.constant('eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2In0.eyJqdGkiOiJ4In0.c2ln')),
+    { nil: undefined },
+  );
 
   it('answers every malformed or unauthenticated request with an OAuth2 error, storing nothing', async () => {
     await fc.assert(
-      fc.asyncProperty(auth, grant, encoding, async (a, g, enc) => {
+      fc.asyncProperty(auth, grant, encoding, dpop, async (a, g, enc, proof) => {
         const fields: Array<[string, string]> = [...a.fields, ...Object.entries(g)].map(([k, v]) => [k, resolve(v)]);
         if (enc === 'form-duplicated') fields.push(...fields.slice(0, 1));
         const body =
@@ -136,10 +152,14 @@ describe('POST /oauth2/token', () => {
           enc === 'json' ? 'application/json' : enc === 'text' ? 'text/plain' : 'application/x-www-form-urlencoded';
         const r = await send(`${s.publicUrl}/oauth2/token`, {
           method: 'POST',
-          headers: { ...resolveAll(a.headers), ...(enc === 'none' ? {} : { 'content-type': type }) },
+          headers: {
+            ...resolveAll(a.headers),
+            ...(enc === 'none' ? {} : { 'content-type': type }),
+            ...(proof === undefined ? {} : { dpop: proof }),
+          },
           ...(enc === 'none' ? {} : { body }),
         });
-        const what = label({ a, g, enc });
+        const what = label({ a, g, enc, proof });
         expectErrorBody(r, 'hydra', what);
         await unchanged(what);
       }),
@@ -213,6 +233,8 @@ describe('GET and POST /oauth2/auth', () => {
       'display',
       'id_token_hint',
       'registration',
+      'resource',
+      'dpop_jkt',
     ),
     junk,
     { maxKeys: 3 },
@@ -240,6 +262,36 @@ describe('GET and POST /oauth2/auth', () => {
               });
         const what = label({ verb, params });
         expectAuthorizeError(r, what);
+        await unchanged(what);
+      }),
+      fuzzParams(60),
+    );
+  });
+
+  it('POST /oauth2/par: every invalid or unauthenticated push is an OAuth2 error, and nothing is stored', async () => {
+    const credentials = fc.constantFrom('right', 'wrong secret', 'none', 'public');
+    await fc.assert(
+      fc.asyncProperty(breakage, noise, credentials, async (b, n, who) => {
+        // prompt=none is refused at /oauth2/auth (no session to reuse), not when pushed.
+        fc.pre((b as { prompt?: string }).prompt !== 'none');
+        const params: Record<string, string> = {
+          ...Object.fromEntries(Object.entries(base).map(([k, v]) => [k, typeof v === 'function' ? v() : v])),
+          ...n,
+        };
+        if (who === 'public') params.client_id = pub.client_id;
+        if (who === 'none') delete params.client_id;
+        Object.assign(params, b);
+        const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+        if (who === 'right') headers.authorization = basic(conf.client_id, conf.client_secret ?? '');
+        if (who === 'wrong secret') headers.authorization = basic(conf.client_id, 'zz-wrong');
+        const r = await send(`${s.publicUrl}/oauth2/par`, {
+          method: 'POST',
+          headers,
+          body: new URLSearchParams(params).toString(),
+        });
+        const what = label({ who, params });
+        expect(r.status, `${what} → ${r.status} ${r.text.slice(0, 200)}`).not.toBe(201);
+        expectErrorBody(r, 'hydra', what);
         await unchanged(what);
       }),
       fuzzParams(60),
