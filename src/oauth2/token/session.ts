@@ -33,6 +33,8 @@ export interface GrantSession {
    * issued on a DPoP proof; a public client's refresh token), or on a code by `dpop_jkt` (§10).
    */
   cnf?: { jkt: string };
+  /** The machine grant the token was issued by (`client_credentials`, `jwt_bearer`); absent for user grants. */
+  machine?: 'client_credentials' | 'jwt_bearer';
 }
 
 /** Keys a consent's `session.id_token` cannot override. */
