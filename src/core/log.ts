@@ -5,7 +5,8 @@
  * - no entry carries `audience: "audit"` at any depth (other fields unchanged);
  * - values under secret-bearing keys (secrets, passwords, tokens, cookies, `Authorization`, API keys,
  *   DSNs, private JWK members) are `[redacted]` at any depth, and token-shaped text (Hydra opaque
- *   tokens, generated admin API keys (`gha_…`), JWTs, `Bearer …`, URL passwords, token query parameters) is redacted inside strings;
+ *   tokens, generated admin API keys `gha_…`, JWTs, `Bearer …`, URL passwords, token query
+ *   parameters) is redacted inside strings;
  * - IP addresses never appear: address-bearing keys and every IPv4/IPv6 address inside a string
  *   become `[address]`.
  * `log.leak_sensitive_values` switches the secret redaction off (never in production); the audit
