@@ -21,6 +21,7 @@ export const ISOLATED_FILES = [
   'test/http/console/console-directory-admin.test.ts',
   'test/http/console/console-dsync.test.ts',
   'test/http/console/console.test.ts',
+  'test/http/core/admin-auth.test.ts',
   'test/http/core/cockroach-engine.test.ts',
   'test/http/core/dialect.test.ts',
   'test/http/core/fleet.test.ts',

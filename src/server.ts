@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import { consoleRoutes } from './console/index.ts';
 import { type Container, readiness } from './container.ts';
 import { auditRoutes } from './core/audit/routes.ts';
+import { type AdminFamily, adminGuard } from './core/http/admin-auth.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRoutes, metricsRoutes } from './core/http/health.ts';
@@ -21,12 +22,19 @@ export interface Apps {
 /** Where each listener serves its OpenAPI document. */
 export const OPENAPI_PATHS = { public: '/.well-known/openapi.json', admin: '/admin/openapi.json' } as const;
 
-/** The admin API's access: open to whoever reaches the admin listener, as Hydra's (guard it at the network). */
-export const ADMIN_GUARD: Guard = {
-  open: true,
-  description:
-    'Whoever reaches the admin listener (Hydra’s model: keep it on a private network); JSON bodies only, so no web page can post to it across origins.',
-};
+/**
+ * The admin API's access: open to whoever reaches the admin listener, as Hydra's (guard it at the
+ * network), unless `serve.admin.auth.enabled` asks for an API key or an admin access token
+ * (core/http/admin-auth.ts); the tokens are checked by the OAuth 2.0 domain.
+ */
+export function adminGuardOf(c: Container): Guard {
+  const auth = c.config.serve.admin.auth;
+  return adminGuard({
+    enabled: auth.enabled,
+    apiKeys: auth.api_keys,
+    tokens: auth.tokens ? c.oauth2.machineCaller : undefined,
+  });
+}
 
 export interface ListenerTable {
   routes: DeclaredRoute[];
@@ -64,8 +72,8 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
     readiness: adminReadiness,
   });
   jacksonHealthRoutes(adm.group({ access: 'public', tag: 'metadata' }), { version, readiness: adminReadiness });
-  metricsRoutes(adm.group({ access: 'admin', tag: 'metadata' }));
-  auditRoutes(adm.group({ access: 'admin', tag: 'audit' }), {
+  metricsRoutes(adm.group({ access: 'admin', family: 'metadata', tag: 'metadata' }));
+  auditRoutes(adm.group({ access: 'admin', family: 'audit', tag: 'audit' }), {
     db: c.db,
     config: c.config,
     now: () => c.clock.now(),
@@ -76,7 +84,12 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
   // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.
   const consoleGuards = c.config.console.enabled ? consoleRoutes(adm, c) : {};
 
-  const docs = (kind: 'public' | 'admin', table: RouteTable, routes: readonly DeclaredRoute[], access: string) => {
+  const docs = (
+    kind: 'public' | 'admin',
+    table: RouteTable,
+    routes: readonly DeclaredRoute[],
+    policy: { access: string; family?: AdminFamily },
+  ) => {
     const self: RouteDoc = {
       method: 'get',
       path: OPENAPI_PATHS[kind],
@@ -101,13 +114,13 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
         self,
       ],
     );
-    table.group({ access, tag: 'metadata' }).get(OPENAPI_PATHS[kind], function getOpenApiDocument(ctx) {
+    table.group({ ...policy, tag: 'metadata' }).get(OPENAPI_PATHS[kind], function getOpenApiDocument(ctx) {
       ctx.body = doc;
     });
   };
-  docs('public', pub, [...pub.routes], 'public');
-  docs('admin', adm, adm.routes.slice(0, documented), 'admin');
-  const guards = { ...c.oauth2.guards, ...c.dsync.guards, admin: ADMIN_GUARD };
+  docs('public', pub, [...pub.routes], { access: 'public' });
+  docs('admin', adm, adm.routes.slice(0, documented), { access: 'admin', family: 'metadata' });
+  const guards = { ...c.oauth2.guards, ...c.dsync.guards, admin: adminGuardOf(c) };
   return {
     public: { routes: pub.routes, guards },
     admin: { routes: adm.routes, guards: { ...guards, ...consoleGuards } },

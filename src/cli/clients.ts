@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { collect, run, verb } from './common.ts';
-import { adminRequest, endpointOf, endpointOption } from './endpoint.ts';
+import { adminApiOf, adminRequest, endpointOption } from './endpoint.ts';
 import { type Format, formatOf, formatOption, type Printable, printRow, printTable, quietOption } from './printing.ts';
 
 /** An OAuth 2.0 client as the admin API reads and writes it: the printed fields typed, the others passed through. */
@@ -29,6 +29,7 @@ interface Opts {
   pageSize?: string;
   pageToken?: string;
   endpoint?: string;
+  token?: string;
   format?: string;
   quiet?: boolean;
   [flag: string]: string | string[] | boolean | undefined;
@@ -177,7 +178,7 @@ function nextPageToken(link: string | null): string {
 }
 
 async function writeClient(o: Opts, method: 'POST' | 'PUT', path: string, body: Client, format: Format) {
-  const r = await adminRequest(endpointOf(o), method, path, body);
+  const r = await adminRequest(adminApiOf(o), method, path, body);
   const c = r.body as Client;
   if (!c.client_secret && body.client_secret) c.client_secret = body.client_secret;
   printRow(format, one(c));
@@ -218,9 +219,9 @@ function registerGet(program: Command): void {
       .description('Get one or more OAuth 2.0 clients'),
   ).action((ids: string[], o: Opts) =>
     run(async () => {
-      const base = endpointOf(o);
+      const api = adminApiOf(o);
       const cs: Client[] = [];
-      for (const id of ids) cs.push((await adminRequest(base, 'GET', clientPath(id))).body as Client);
+      for (const id of ids) cs.push((await adminRequest(api, 'GET', clientPath(id))).body as Client);
       if (cs.length === 1) printRow(formatOf(o), one(cs[0] as Client));
       else printTable(formatOf(o), many(cs));
     }),
@@ -240,7 +241,7 @@ function registerList(program: Command): void {
       const pageSize = o.pageSize ?? '';
       if (!/^\d+$/.test(pageSize)) throw new Error(`--page-size must be a number, got ${JSON.stringify(o.pageSize)}`);
       const q = new URLSearchParams({ page_size: pageSize, ...(o.pageToken ? { page_token: o.pageToken } : {}) });
-      const r = await adminRequest(endpointOf(o), 'GET', `/admin/clients?${q}`);
+      const r = await adminRequest(adminApiOf(o), 'GET', `/admin/clients?${q}`);
       const items = r.body as Client[];
       const next = nextPageToken(r.headers.get('link'));
       const p = many(items);
@@ -262,12 +263,12 @@ function registerDelete(program: Command): void {
       .description('Delete one or more OAuth 2.0 clients'),
   ).action((ids: string[], o: Opts) =>
     run(async () => {
-      const base = endpointOf(o);
+      const api = adminApiOf(o);
       const deleted: string[] = [];
       const failed: string[] = [];
       for (const id of ids) {
         try {
-          await adminRequest(base, 'DELETE', clientPath(id));
+          await adminRequest(api, 'DELETE', clientPath(id));
           deleted.push(id);
         } catch (e) {
           failed.push(`${id}: ${(e as Error).message}`);

@@ -1,7 +1,8 @@
 /**
  * The HTTP client of the CLI (`send`, used by every command that calls gatehouse over HTTP) and the
- * admin-API calls on it: `-e/--endpoint` or `ORY_SDK_URL` (Hydra's flag and variable), JSON in and
- * out, and one-line errors for every failure.
+ * admin-API calls on it: `-e/--endpoint` or `ORY_SDK_URL` (Hydra's flag and variable), the admin
+ * credential (`--token` or `GATEHOUSE_ADMIN_TOKEN`, for `serve.admin.auth`), JSON in and out, and
+ * one-line errors for every failure.
  */
 import { Option } from 'commander';
 
@@ -16,6 +17,32 @@ export function endpointOf(o: { endpoint?: string }): string {
     throw new Error(`the endpoint ${JSON.stringify(e)} is not an http(s) URL`);
   }
   return e.replace(/\/+$/, '');
+}
+
+/** `--token`: the admin API credential, for servers with `serve.admin.auth.enabled` (Hydra has none). */
+export const adminTokenOption = () =>
+  new Option(
+    '--token <token>',
+    'admin API credential (an API key or an admin access token), sent as Authorization: Bearer',
+  ).env('GATEHOUSE_ADMIN_TOKEN');
+
+/** Where the admin API is and the credential for it (`--token`; none: the server's auth is off). */
+export interface AdminApi {
+  base: string;
+  token?: string | undefined;
+}
+
+/** The admin API of a command's flags. @throws when the endpoint is missing or not an http(s) URL */
+export function adminApiOf(o: { endpoint?: string; token?: string }): AdminApi {
+  return { base: endpointOf(o), token: o.token?.trim() || undefined };
+}
+
+/**
+ * The headers every admin API call carries: `Authorization: Bearer <token>` (RFC 6750 §2.1) when a
+ * credential is given. The one place the CLI sends it; it never prints it.
+ */
+export function adminHeaders(token: string | undefined, headers: Record<string, string> = {}): Record<string, string> {
+  return token ? { ...headers, authorization: `Bearer ${token}` } : headers;
 }
 
 /** `Authorization: Basic …` for client_secret_basic: id and secret form-encoded first (RFC 6749 §2.3.1). */
@@ -78,15 +105,18 @@ function describeError(status: number, body: unknown): string {
 }
 
 /** Calls the admin API. @throws an Error with a one-line message on a network failure or a non-2xx answer */
-export async function adminRequest(base: string, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+export async function adminRequest(api: AdminApi, method: string, path: string, body?: unknown): Promise<ApiResponse> {
   const a = await send(
-    `${base}${path}`,
+    `${api.base}${path}`,
     {
       method,
-      headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: adminHeaders(api.token, {
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      }),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     },
-    base,
+    api.base,
   );
   if (a.status >= 400) throw new Error(describeError(a.status, a.body));
   return { status: a.status, headers: a.headers, body: a.body };

@@ -15,12 +15,13 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type Client, many, one } from './clients.ts';
 import { run, verb } from './common.ts';
-import { adminRequest, endpointOf, endpointOption } from './endpoint.ts';
+import { adminApiOf, adminRequest, endpointOption } from './endpoint.ts';
 import { formatOf, formatOption, type Printable, printRow, printTable, quietOption } from './printing.ts';
 
 /** The options commander parsed. */
 interface Opts {
   endpoint?: string;
+  token?: string;
   format?: string;
   quiet?: boolean;
   use?: string;
@@ -62,7 +63,7 @@ function registerImportClients(imp: Command): void {
     .addOption(quietOption())
     .action((files: string[], o: Opts) =>
       run(async () => {
-        const base = endpointOf(o);
+        const api = adminApiOf(o);
         const imported: Client[] = [];
         const failed: string[] = [];
         for (const { src, content } of readSources(files)) {
@@ -81,7 +82,7 @@ function registerImportClients(imp: Command): void {
               continue;
             }
             try {
-              const r = (await adminRequest(base, 'POST', '/admin/clients', c)).body as Client;
+              const r = (await adminRequest(api, 'POST', '/admin/clients', c)).body as Client;
               const sent = c as Client;
               if (!r.client_secret && sent.client_secret) r.client_secret = sent.client_secret;
               imported.push(r);
@@ -143,7 +144,7 @@ function registerImportJwk(imp: Command): void {
     .addOption(quietOption())
     .action((set: string, files: string[], o: Opts) =>
       run(async () => {
-        const base = endpointOf(o);
+        const api = adminApiOf(o);
         const prepared: { src: string; key: Jwk & { kid: string } }[] = [];
         for (const { src, content } of readSources(files)) {
           let keys: Jwk[];
@@ -164,7 +165,7 @@ function registerImportJwk(imp: Command): void {
         for (const { src, key } of prepared) {
           try {
             const path = `/admin/keys/${encodeURIComponent(set)}/${encodeURIComponent(key.kid)}`;
-            imported.push((await adminRequest(base, 'PUT', path, key)).body as Jwk);
+            imported.push((await adminRequest(api, 'PUT', path, key)).body as Jwk);
           } catch (e) {
             failed.push(`${src}: ${(e as Error).message}`);
           }

@@ -6,9 +6,11 @@
  */
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.ts';
+import { registerAdminKey } from './admin-key.ts';
 import { registerClients } from './clients.ts';
 import { registerDebug } from './debug.ts';
 import { registerDsync } from './dsync.ts';
+import { adminTokenOption } from './endpoint.ts';
 import { registerImport } from './import.ts';
 import { registerJanitor } from './janitor.ts';
 import { registerJobs } from './jobs.ts';
@@ -48,7 +50,9 @@ export function buildProgram(): Command {
   registerTokens(program);
   registerImport(program);
   registerSessions(program);
+  registerAdminKey(program);
   addSkipTlsVerify(program);
+  addAdminToken(program);
   program.hook('preAction', (_self, action) => {
     // The process makes only this command's requests, so the switch may be process-wide; Node.js
     // prints its own warning about it on stderr.
@@ -67,6 +71,19 @@ function addSkipTlsVerify(cmd: Command): void {
       sub.option('--skip-tls-verify', 'do not verify the TLS certificate of the endpoint (insecure: development only)');
     }
     addSkipTlsVerify(sub);
+  }
+}
+
+/**
+ * `--token` (or `GATEHOUSE_ADMIN_TOKEN`) on every command that calls the admin API (its `--endpoint`
+ * is the admin API URL): the credential of `serve.admin.auth`, sent as `Authorization: Bearer` by
+ * the admin API client (endpoint.ts `adminHeaders`).
+ */
+function addAdminToken(cmd: Command): void {
+  for (const sub of cmd.commands) {
+    const admin = sub.options.some((o) => o.long === '--endpoint' && o.description.startsWith('admin API'));
+    if (admin && !sub.options.some((o) => o.long === '--token')) sub.addOption(adminTokenOption());
+    addAdminToken(sub);
   }
 }
 

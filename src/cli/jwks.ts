@@ -5,7 +5,7 @@
  */
 import { type Command, Option } from 'commander';
 import { run } from './common.ts';
-import { send } from './endpoint.ts';
+import { adminHeaders, send } from './endpoint.ts';
 import { FORMATS, type Format, printTable } from './printing.ts';
 
 interface Key {
@@ -33,13 +33,14 @@ function adminUrl(endpoint: string | undefined, path: string): URL {
 }
 
 /** One admin API call; an error answer becomes one line: status, Hydra's error and description. */
-async function call(endpoint: string | undefined, method: string, path: string, body?: unknown): Promise<unknown> {
-  const url = adminUrl(endpoint, path);
+async function call(o: EndpointFlags, method: string, path: string, body?: unknown): Promise<unknown> {
+  const url = adminUrl(o.endpoint, path);
   const r = await send(
     url,
     {
       method,
-      ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }),
+      headers: adminHeaders(o.token?.trim(), body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     },
     `the admin API at ${url.origin}`,
   );
@@ -85,6 +86,7 @@ const jwkFormatOption = () =>
 
 interface EndpointFlags {
   endpoint?: string;
+  token?: string;
   public?: boolean;
   format?: string;
 }
@@ -111,7 +113,7 @@ export function registerJwks(program: Command): void {
       .option('--public', 'print only the public parts'),
   ).action((set: string, kidArg: string | undefined, o: EndpointFlags & { alg: string; use?: string; kid?: string }) =>
     run(async () => {
-      const out = (await call(o.endpoint, 'POST', keysPath(set), {
+      const out = (await call(o, 'POST', keysPath(set), {
         alg: o.alg,
         use: o.use ?? '',
         kid: o.kid ?? kidArg ?? '',
@@ -131,7 +133,7 @@ export function registerJwks(program: Command): void {
     run(async () => {
       const keys = [];
       for (const set of sets) {
-        const out = (await call(o.endpoint, 'GET', keysPath(set))) as { keys: Key[] };
+        const out = (await call(o, 'GET', keysPath(set))) as { keys: Key[] };
         keys.push(...withSet(set, out.keys, !!o.public));
       }
       // Hydra prints a lone key as an object, several as a collection.
@@ -146,7 +148,7 @@ export function registerJwks(program: Command): void {
   ).action((sets: string[], o: EndpointFlags) =>
     run(async () => {
       for (const set of sets) {
-        await call(o.endpoint, 'DELETE', keysPath(set));
+        await call(o, 'DELETE', keysPath(set));
         process.stdout.write(`${set}\n`);
       }
     }),

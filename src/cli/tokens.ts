@@ -6,12 +6,22 @@
  */
 import { type Command, Option } from 'commander';
 import { collect, run, verb } from './common.ts';
-import { adminRequest, basicAuthorization, endpointOf, endpointOption, objectBody, send } from './endpoint.ts';
+import {
+  adminApiOf,
+  adminHeaders,
+  adminRequest,
+  basicAuthorization,
+  endpointOf,
+  endpointOption,
+  objectBody,
+  send,
+} from './endpoint.ts';
 import { formatOf, formatOption, type Printable, printRow } from './printing.ts';
 
 /** What commander parsed. */
 interface Opts {
   endpoint?: string;
+  token?: string;
   clientId?: string;
   clientSecret?: string;
   scope?: string[];
@@ -111,15 +121,18 @@ async function clientCredentials(o: Opts): Promise<void> {
 async function introspectToken(token: string, o: Opts): Promise<void> {
   const form = new URLSearchParams({ token });
   if (o.scope?.length) form.set('scope', o.scope.join(' '));
-  const base = endpointOf(o);
+  const api = adminApiOf(o);
   const r = await send(
-    `${base}/admin/oauth2/introspect`,
+    `${api.base}/admin/oauth2/introspect`,
     {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      headers: adminHeaders(api.token, {
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      }),
       body: form,
     },
-    base,
+    api.base,
   );
   const body = objectBody(r) as IntrospectionAnswer;
   if (r.status >= 400) throw new Error(`${r.status} ${body.error ?? 'error'}: ${body.error_description ?? ''}`.trim());
@@ -146,7 +159,7 @@ async function revokeToken(token: string, o: Opts): Promise<void> {
 }
 
 async function deleteAccessTokens(clientId: string, o: Opts): Promise<void> {
-  await adminRequest(endpointOf(o), 'DELETE', `/admin/oauth2/tokens?client_id=${encodeURIComponent(clientId)}`);
+  await adminRequest(adminApiOf(o), 'DELETE', `/admin/oauth2/tokens?client_id=${encodeURIComponent(clientId)}`);
   printRow(formatOf(o), { header: ['ID'], rows: [[clientId]], value: clientId, ids: [clientId] });
 }
 

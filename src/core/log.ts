@@ -5,7 +5,8 @@
  * - no entry carries `audience: "audit"` at any depth (other fields unchanged);
  * - values under secret-bearing keys (secrets, passwords, tokens, cookies, `Authorization`, API keys,
  *   DSNs, private JWK members) are `[redacted]` at any depth, and token-shaped text (Hydra opaque
- *   tokens, JWTs, `Bearer …`, URL passwords, token query parameters) is redacted inside strings;
+ *   tokens, generated admin API keys `gha_…`, JWTs, `Bearer …`, URL passwords, token query
+ *   parameters) is redacted inside strings;
  * - IP addresses never appear: address-bearing keys and every IPv4/IPv6 address inside a string
  *   become `[address]`.
  * `log.leak_sensitive_values` switches the secret redaction off (never in production); the audit
@@ -72,6 +73,7 @@ export const isSecretKey = (key: string): boolean => {
 const TOKEN_TEXT: Array<[RegExp, string]> = [
   [/\bory_[a-z]{2}_[\w-]+(?:\.[\w-]+)?/g, '[redacted]'], // Hydra opaque tokens
   [/\beyJ[\w-]{4,}\.[\w-]*(?:\.[\w-]*){1,3}/g, '[redacted]'], // JWS / JWE compact
+  [/\bgha_[\w-]{16,}/g, '[redacted]'], // admin API keys (`gatehouse admin-key hash --generate`)
   [/\b(Bearer|Basic|Api-Key|DPoP)\s+[\w.~+/=-]+/gi, '$1 [redacted]'],
   [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*:)[^\s@/]+@/gi, '$1[redacted]@'], // user:password@ in URLs and DSNs
   [
@@ -81,7 +83,7 @@ const TOKEN_TEXT: Array<[RegExp, string]> = [
 ];
 
 /** Cheap pre-check: only strings with one of these can hold token-shaped text. */
-const MAYBE_TOKEN = /ory_|eyJ|bearer|basic|api-key|dpop|:\/\/|[?&#]\w+=/i;
+const MAYBE_TOKEN = /ory_|eyJ|gha_|bearer|basic|api-key|dpop|:\/\/|[?&#]\w+=/i;
 
 function scrubText(s: string, secrets: boolean): string {
   let out = scrubAddresses(s);

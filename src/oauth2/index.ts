@@ -45,6 +45,7 @@ import { mountOAuth2Routes, OAUTH2_ROUTES, type OAuth2Access } from './routes.ts
 import { sessionHandlers } from './sessions/handlers.ts';
 import { oauth2Tasks } from './tasks.ts';
 import { tokenHandlers } from './token/handlers.ts';
+import { createMachineCallers, type MachineCallers } from './token/machine-caller.ts';
 import { trustHandlers } from './trust/handlers.ts';
 import { createTrustService, type TrustService } from './trust/service.ts';
 import { userinfoHandlers } from './userinfo/handlers.ts';
@@ -71,6 +72,8 @@ export interface OAuth2 {
   flows: FlowFeatures;
   /** Trusted issuers of the JWT bearer grant (RFC 7523). */
   trust: TrustService;
+  /** The client behind an active client_credentials access token (the admin API's token credential). */
+  machineCaller: MachineCallers;
   /** Bounded-batch deletion of expired rows (`gatehouse janitor`, the `oauth2_janitor` task). */
   janitor: Janitor;
   /** `allowed_cors_origins` of the client behind a request (the public listener's CORS). */
@@ -185,6 +188,7 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     registration,
     flows,
     trust,
+    machineCaller: createMachineCallers({ clock, lookup: flows.lookup, sessions: flows.sessionCodec }),
     janitor,
     cors,
     errorFamilies: OAUTH2_ERROR_FAMILIES,

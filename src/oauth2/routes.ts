@@ -7,6 +7,7 @@
  */
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import type { AdminFamily } from '../core/http/admin-auth.ts';
 import type { RouteDoc } from '../core/http/openapi.ts';
 import type { BodyType, Registrar, RoutePolicy } from '../core/http/routes.ts';
 import { clientBody, lifespansBody } from './clients/schemas.ts';
@@ -31,6 +32,8 @@ export interface OAuth2Route extends RouteDoc {
   perClientCors?: true;
   /** Failed client authentications are counted per claimed client and per address. */
   limited?: true;
+  /** Admin routes: the family whose scope the admin API's guard requires (core/http/admin-auth.ts). */
+  family?: AdminFamily;
 }
 
 /**
@@ -133,7 +136,11 @@ const redirect = (description: string) => ({ 302: { description } });
 const html = (description: string) => ({ description, contentType: 'text/html' });
 
 const publicRoute = (r: Omit<OAuth2Route, 'listener'>): OAuth2Route => ({ listener: 'public', ...r });
-const adminRoute = (r: Omit<OAuth2Route, 'listener'>): OAuth2Route => ({ listener: 'admin', ...r });
+/** An admin route names its family: the admin API's guard requires that family's scope. */
+const adminRoute = (r: Omit<OAuth2Route, 'listener'> & { family: AdminFamily }): OAuth2Route => ({
+  listener: 'admin',
+  ...r,
+});
 
 const fallback = (path: string, operationId: string, key: string): OAuth2Route =>
   publicRoute({
@@ -381,6 +388,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/clients',
+    family: 'clients',
     operationId: 'listOAuth2Clients',
     tags: ['oAuth2'],
     summary: 'Lists clients (paginated; Link header).',
@@ -390,6 +398,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'post',
     path: '/admin/clients',
+    family: 'clients',
     operationId: 'createOAuth2Client',
     tags: ['oAuth2'],
     summary: 'Creates a client.',
@@ -399,6 +408,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/clients/:id',
+    family: 'clients',
     operationId: 'getOAuth2Client',
     tags: ['oAuth2'],
     summary: 'Reads a client.',
@@ -407,6 +417,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/clients/:id',
+    family: 'clients',
     operationId: 'setOAuth2Client',
     tags: ['oAuth2'],
     summary: 'Replaces a client.',
@@ -416,6 +427,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'patch',
     path: '/admin/clients/:id',
+    family: 'clients',
     operationId: 'patchOAuth2Client',
     accepts: ['json', 'json-patch'],
     tags: ['oAuth2'],
@@ -426,6 +438,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/clients/:id',
+    family: 'clients',
     operationId: 'deleteOAuth2Client',
     tags: ['oAuth2'],
     summary: 'Deletes a client and its tokens.',
@@ -434,6 +447,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/clients/:id/lifespans',
+    family: 'clients',
     operationId: 'setOAuth2ClientLifespans',
     tags: ['oAuth2'],
     summary: 'Sets a client’s per-grant token lifespans.',
@@ -453,6 +467,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       adminRoute({
         method: 'get',
         path: `/admin/oauth2/auth/requests/${kind}`,
+        family: 'flows',
         operationId: `getOAuth2${Kind}Request`,
         tags: ['oAuth2'],
         summary: `Reads a ${kind} request.`,
@@ -462,6 +477,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       adminRoute({
         method: 'put',
         path: `/admin/oauth2/auth/requests/${kind}/accept`,
+        family: 'flows',
         operationId: `acceptOAuth2${Kind}Request`,
         tags: ['oAuth2'],
         summary: `Accepts a ${kind} request.`,
@@ -472,6 +488,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
       adminRoute({
         method: 'put',
         path: `/admin/oauth2/auth/requests/${kind}/reject`,
+        family: 'flows',
         operationId: `rejectOAuth2${Kind}Request`,
         tags: ['oAuth2'],
         summary: `Rejects a ${kind} request.`,
@@ -484,6 +501,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/oauth2/auth/requests/logout',
+    family: 'flows',
     operationId: 'getOAuth2LogoutRequest',
     tags: ['oAuth2'],
     summary: 'Reads a logout request.',
@@ -493,6 +511,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/oauth2/auth/requests/logout/accept',
+    family: 'flows',
     operationId: 'acceptOAuth2LogoutRequest',
     tags: ['oAuth2'],
     summary: 'Accepts a logout request.',
@@ -502,6 +521,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/oauth2/auth/requests/logout/reject',
+    family: 'flows',
     operationId: 'rejectOAuth2LogoutRequest',
     tags: ['oAuth2'],
     summary: 'Rejects a logout request.',
@@ -511,6 +531,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/oauth2/auth/requests/device/accept',
+    family: 'flows',
     operationId: 'acceptUserCodeRequest',
     tags: ['oAuth2'],
     summary: 'Accepts the user code of a device challenge.',
@@ -526,6 +547,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/oauth2/auth/sessions/consent',
+    family: 'sessions',
     operationId: 'listOAuth2ConsentSessions',
     tags: ['oAuth2'],
     summary: 'Lists a subject’s consent sessions (paginated).',
@@ -535,6 +557,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/oauth2/auth/sessions/consent',
+    family: 'sessions',
     operationId: 'revokeOAuth2ConsentSessions',
     tags: ['oAuth2'],
     summary: 'Revokes consent sessions and their tokens.',
@@ -544,6 +567,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/oauth2/auth/sessions/login',
+    family: 'sessions',
     operationId: 'revokeOAuth2LoginSessions',
     tags: ['oAuth2'],
     summary: 'Revokes login sessions (by subject or sid).',
@@ -554,6 +578,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'post',
     path: '/admin/oauth2/introspect',
+    family: 'sessions',
     operationId: 'introspectOAuth2Token',
     tags: ['oAuth2'],
     summary: 'Token introspection (RFC 7662).',
@@ -563,6 +588,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/oauth2/tokens',
+    family: 'sessions',
     operationId: 'deleteOAuth2Token',
     tags: ['oAuth2'],
     summary: 'Deletes every access token of a client.',
@@ -573,6 +599,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'post',
     path: '/admin/keys/:set',
+    family: 'keys',
     operationId: 'createJsonWebKeySet',
     tags: ['jwk'],
     summary: 'Generates a key in a set.',
@@ -582,6 +609,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/keys/:set',
+    family: 'keys',
     operationId: 'getJsonWebKeySet',
     tags: ['jwk'],
     summary: 'Reads a key set.',
@@ -590,6 +618,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/keys/:set',
+    family: 'keys',
     operationId: 'setJsonWebKeySet',
     tags: ['jwk'],
     summary: 'Replaces a key set.',
@@ -599,6 +628,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/keys/:set',
+    family: 'keys',
     operationId: 'deleteJsonWebKeySet',
     tags: ['jwk'],
     summary: 'Deletes a key set.',
@@ -607,6 +637,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/keys/:set/:kid',
+    family: 'keys',
     operationId: 'getJsonWebKey',
     tags: ['jwk'],
     summary: 'Reads one key.',
@@ -615,6 +646,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'put',
     path: '/admin/keys/:set/:kid',
+    family: 'keys',
     operationId: 'setJsonWebKey',
     tags: ['jwk'],
     summary: 'Replaces one key.',
@@ -624,6 +656,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/keys/:set/:kid',
+    family: 'keys',
     operationId: 'deleteJsonWebKey',
     tags: ['jwk'],
     summary: 'Deletes one key.',
@@ -633,6 +666,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'post',
     path: '/admin/trust/grants/jwt-bearer/issuers',
+    family: 'trust',
     operationId: 'trustOAuth2JwtGrantIssuer',
     tags: ['oAuth2'],
     summary: 'Trusts an issuer of JWT-bearer assertions (RFC 7523).',
@@ -642,6 +676,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/trust/grants/jwt-bearer/issuers',
+    family: 'trust',
     operationId: 'listTrustedOAuth2JwtGrantIssuers',
     tags: ['oAuth2'],
     summary: 'Lists trusted issuers (paginated).',
@@ -651,6 +686,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'get',
     path: '/admin/trust/grants/jwt-bearer/issuers/:id',
+    family: 'trust',
     operationId: 'getTrustedOAuth2JwtGrantIssuer',
     tags: ['oAuth2'],
     summary: 'Reads a trust relationship.',
@@ -659,6 +695,7 @@ export const OAUTH2_ROUTES: readonly OAuth2Route[] = [
   adminRoute({
     method: 'delete',
     path: '/admin/trust/grants/jwt-bearer/issuers/:id',
+    family: 'trust',
     operationId: 'deleteTrustedOAuth2JwtGrantIssuer',
     tags: ['oAuth2'],
     summary: 'Deletes a trust relationship.',
@@ -675,6 +712,7 @@ export function policyOf(r: OAuth2Route): RoutePolicy {
   return {
     access: r.access ?? (r.listener === 'admin' ? 'admin' : 'public'),
     body,
+    ...(r.family ? { family: r.family } : {}),
     ...(r.perClientCors ? { cors: 'per-client' as const } : {}),
     ...(r.limited ? { failedAuth: oauth2FailedAuthTarget } : {}),
   };

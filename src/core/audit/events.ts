@@ -65,6 +65,10 @@ export function auditRow(e: AuditEvent): AuditRow {
   const span = trace.getActiveSpan();
   const details: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e.details ?? {})) if (v !== undefined) details[k] = v;
+  // An event about someone else (a login accepted for its subject) still names who made the call.
+  const caller = scope?.caller;
+  if (caller && (caller.kind !== actor.kind || caller.id !== actor.id))
+    details.caller = `${caller.kind}:${caller.id ?? ''}`;
   const row = {
     type: e.type,
     actor_kind: actor.kind,

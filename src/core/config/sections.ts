@@ -5,6 +5,7 @@
  * parts follow.
  */
 import { z } from 'zod';
+import { parseAdminKeyEntry } from '../http/admin-auth.ts';
 import { listenerTls } from '../http/tls.ts';
 import { ConfigError } from './errors.ts';
 import { HYDRA_NOT_IMPLEMENTED } from './hydra-keys.ts';
@@ -91,6 +92,25 @@ const coreSpec = {
       host: str('', 'Admin listener interface (empty: all interfaces).'),
       tls: tlsBlock('admin'),
       cors: cors('admin'),
+      auth: {
+        enabled: bool(
+          false,
+          'Require `Authorization: Bearer <API key or access token>` on the admin API, every route but health and version (Hydra has no such check, ory/hydra#2041; see Security: Admin API authentication). The console and `/api/v1/dsync` keep their own sign-in and Api-Key.',
+        ),
+        api_keys: list(
+          [],
+          'API keys of the admin API, each as `sha256:<64 hex>` (the SHA-256 of the key, never the key itself), optionally followed by `:<family,…>` to allow only those route families (`clients`, `keys`, `flows`, `sessions`, `trust`, `audit`, `metadata`; none listed: all). `gatehouse admin-key hash <key>` (or `--generate`) prints an entry.',
+          { secret: true },
+          z.string().superRefine((v, ctx) => {
+            const parsed = parseAdminKeyEntry(v);
+            if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+          }),
+        ),
+        tokens: bool(
+          true,
+          'With `enabled`: also accept access tokens this server issued through `client_credentials` whose granted scope holds `gatehouse:admin` (every family) or `gatehouse:admin:<family>`.',
+        ),
+      },
     },
     tls: tlsBlock('shared'),
     cookies: {
@@ -292,6 +312,10 @@ export const CORE_CONFIG: ConfigPart<typeof coreSpec> = {
     const out: string[] = [];
     if (needsSecrets && c.dsn !== 'memory' && c.secrets.system.length === 0) {
       out.push('secrets.system: required when dsn is not memory (set SECRETS_SYSTEM to at least 16 random characters)');
+    }
+    const auth = c.serve.admin.auth;
+    if (auth.enabled && auth.api_keys.length === 0 && !auth.tokens) {
+      out.push('serve.admin.auth.enabled: nothing could call the admin API: set api_keys or turn tokens on');
     }
     for (const which of ['public', 'admin'] as const) {
       try {

@@ -63,6 +63,12 @@ export interface RoutePolicy {
   cors?: 'per-client';
   /** Failed authentications of this route are counted and limited (core/http/auth-failures.ts). */
   failedAuth?: FailedAuthTarget;
+  /**
+   * The permission family the route belongs to, for guards that grant access by family (the admin
+   * API's `clients`, `keys`, …: core/http/admin-auth.ts). Required on, and only on, the routes of
+   * such a guard, and one of its `families`; checked at start-up.
+   */
+  family?: string;
 }
 
 export interface DeclaredRoute {
@@ -231,6 +237,13 @@ export interface Guard {
   readsBody?: boolean;
   /** Anyone who reaches the listener passes (the admin API until it is locked). */
   open?: boolean;
+  /** The families its routes are divided into: each of its routes declares one of them (`RoutePolicy.family`). */
+  families?: readonly string[];
+  /**
+   * Its failures (401) are counted and limited: the limiter runs right before the check. For guards
+   * whose credential is in the headers; one that reads the body is limited by its routes' `failedAuth`.
+   */
+  failedAuth?: FailedAuthTarget;
 }
 
 export interface ListenerOptions {
@@ -330,6 +343,15 @@ function bodyStep(route: DeclaredRoute, limit: number | string): Middleware {
   };
 }
 
+/** A route of a guard with families declares one of them; no other route declares one. @throws at start-up otherwise */
+function checkFamily(where: string, family: string | undefined, guard: Guard | undefined): void {
+  const families = guard?.families;
+  if (families && (family === undefined || !families.includes(family))) {
+    throw new Error(`${where}: declares no family of its guard (${families.join(', ')})`);
+  }
+  if (!families && family !== undefined) throw new Error(`${where}: family '${family}' but its guard has none`);
+}
+
 /** Checks a table and builds its dispatch. @throws at start-up on a policy without a guard, an unknown body type or a duplicate route */
 export function listenerRoutes(routes: readonly DeclaredRoute[], o: ListenerOptions): ListenerRoutes {
   const router = new Router({ sensitive: true, strict: true });
@@ -347,10 +369,14 @@ export function listenerRoutes(routes: readonly DeclaredRoute[], o: ListenerOpti
     for (const t of body) if (!Object.hasOwn(BODY_TYPES, t)) throw new Error(`${where}: unknown body type '${t}'`);
     const limit = o.bodyLimits[bodyLimit];
     if (limit === undefined) throw new Error(`${where}: unknown body limit '${bodyLimit}'`);
-    if (route.policy.failedAuth && !o.failedAuth) throw new Error(`${where}: no failed-authentication limiter`);
+    if ((route.policy.failedAuth || guard?.failedAuth) && !o.failedAuth) {
+      throw new Error(`${where}: no failed-authentication limiter`);
+    }
+    checkFamily(where, route.policy.family, guard);
     // A guard that needs no body refuses before the body is read; the limiter counts what the
     // endpoint refuses (it reads the claimed client from the body).
     const gate: Middleware[] = [];
+    if (guard?.failedAuth && o.failedAuth) gate.push(o.failedAuth(guard.failedAuth));
     if (guard?.check && !guard.readsBody) gate.push(guard.check);
     gate.push(bodyStep(route, limit));
     if (route.policy.cors === 'per-client' && o.perClientCors) gate.push(o.perClientCors);
@@ -429,7 +455,11 @@ export function routePolicyMarkdown(
       access.set(a, entry);
       const reads = r.method !== 'get' && r.method !== 'delete';
       const body = (reads ? (r.policy.body ?? []) : []).map((t) => MEDIA_LABEL[t]).join(', ') || '—';
-      const extra = [r.policy.cors === 'per-client' ? 'client CORS' : '', r.policy.failedAuth ? 'rate limited' : '']
+      const extra = [
+        r.policy.family ? `family \`${r.policy.family}\`` : '',
+        r.policy.cors === 'per-client' ? 'client CORS' : '',
+        r.policy.failedAuth || l.guards[a]?.failedAuth ? 'rate limited' : '',
+      ]
         .filter(Boolean)
         .join(', ');
       rows.push(`| ${name} | ${r.method.toUpperCase()} | \`${r.path}\` | \`${a}\` | ${body} | ${extra} |`);

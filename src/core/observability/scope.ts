@@ -20,6 +20,11 @@ export interface WorkScope {
   listener: string;
   /** Who is acting, when a route knows it better than the listener does (SCIM: the directory). */
   actor?: Actor;
+  /**
+   * Who authenticated the request, when a guard did (the admin API's key or client): an event that
+   * names another actor (a login accepted for its subject) also names the caller.
+   */
+  caller?: Actor;
 }
 
 const storage = new AsyncLocalStorage<WorkScope>();
@@ -34,6 +39,12 @@ export function runInScope<T>(scope: WorkScope, fn: () => T): T {
 export function setActor(actor: Actor): void {
   const s = storage.getStore();
   if (s) s.actor = actor;
+}
+
+/** Sets the authenticated caller of the current request, who is also its actor from now on. */
+export function setCaller(caller: Actor): void {
+  const s = storage.getStore();
+  if (s) s.actor = s.caller = caller;
 }
 
 /** The actor of the current scope: an explicit one, else by listener. */

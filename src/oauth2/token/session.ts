@@ -35,6 +35,8 @@ export interface GrantSession {
   cnf?: { jkt: string };
   /** RFC 8693 §4.1: the actor of a delegated token (earlier actors nested in its `act`). */
   act?: Record<string, unknown>;
+  /** The machine grant the token was issued by (`client_credentials`, `jwt_bearer`); absent for user grants. */
+  machine?: 'client_credentials' | 'jwt_bearer';
 }
 
 /** Keys a consent's `session.id_token` cannot override. */

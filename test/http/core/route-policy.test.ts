@@ -7,6 +7,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashAdminKey } from '../../../src/core/http/admin-auth.ts';
 import {
   canonicalPath,
   type DeclaredRoute,
@@ -238,6 +239,64 @@ describe('route policies from the route tables', () => {
       }
     }
     expect(through).toBeGreaterThan(15);
+  });
+});
+
+describe('the admin API with serve.admin.auth on', () => {
+  let locked: TestServer;
+  let lockedTables: ReturnType<typeof listenerTables>;
+  beforeAll(async () => {
+    locked = await startTestServer({
+      overrides: {
+        'serve.admin.auth.enabled': true,
+        'serve.admin.auth.api_keys': [hashAdminKey('gha_route-policy-key-0000000000')],
+        'dsync.api_keys': [API_KEY],
+        'console.operators': ['ada@example.com'],
+        // Hundreds of refusals from one address: every answer here is the guard's, never the limiter's.
+        'rate_limit.failed_auth.enabled': false,
+      },
+    });
+    lockedTables = listenerTables(locked.container);
+  });
+  afterAll(async () => locked?.close());
+
+  const refuses = async (method: string, path: string, where: string) => {
+    const res = await fetch(`${locked.adminUrl}${path}`, { method: method.toUpperCase(), redirect: 'manual' });
+    await res.arrayBuffer();
+    expect(res.status, where).toBe(401);
+    expect(res.headers.get('www-authenticate'), where).toBe('Bearer realm="gatehouse-admin"');
+  };
+
+  it('every admin route declares a family, and refuses without a credential under every spelling', async () => {
+    const admin = lockedTables.admin.routes.filter((r) => r.policy.access === 'admin');
+    expect(admin.length).toBeGreaterThan(30);
+    let checked = 0;
+    for (const route of admin) {
+      expect(route.policy.family, route.path).toBeTruthy();
+      for (const method of route.method === 'all' ? ['get', 'post'] : [route.method]) {
+        const path = concrete(route.path);
+        const where = `${method.toUpperCase()} ${path}`;
+        await refuses(method, path, where);
+        for (const s of sameSpellings(path, 'admin')) await refuses(method, s.path, `${where} as ${s.name}: ${s.path}`);
+        for (const s of otherSpellings(path)) {
+          const target = resolved('admin', s.path, method);
+          if (target?.policy.access === 'admin') await refuses(method, s.path, `${where} as ${s.name}: ${s.path}`);
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBe(admin.length);
+  });
+
+  it('health and version stay open; the console and the v1 API keep their own guards', async () => {
+    for (const path of ['/health/alive', '/health/ready', '/version', '/admin/health/alive', '/api/health']) {
+      expect((await fetch(`${locked.adminUrl}${path}`)).status, path).toBe(200);
+    }
+    expect((await fetch(`${locked.adminUrl}/console/clients`, { redirect: 'manual' })).status).toBe(302);
+    const v1 = await fetch(`${locked.adminUrl}/api/v1/dsync?tenant=a&product=b`, {
+      headers: { authorization: `Api-Key ${API_KEY}` },
+    });
+    expect(v1.status).toBe(200);
   });
 });
 

@@ -17,9 +17,14 @@ import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 
 /** The session of a token issued to a machine (no end user, no ID token claims). */
-export function machineSession(d: GrantDeps, subject: string): GrantSession {
+export function machineSession(
+  d: GrantDeps,
+  subject: string,
+  machine: NonNullable<GrantSession['machine']>,
+): GrantSession {
   return {
     subject,
+    machine,
     idToken: { iss: d.config.urls.self.issuer, sub: subject, aud: [], auth_time: 0, rat: 0, extra: {} },
     ext: {},
   };
@@ -71,7 +76,7 @@ export async function clientCredentialsGrant(
       requestedAudience: audience,
       grantedAudience: audience,
       requestedAt: d.clock.now(),
-      session: machineSession(d, client.id),
+      session: machineSession(d, client.id, 'client_credentials'),
       ...boundTo(proof),
     },
     'client_credentials',

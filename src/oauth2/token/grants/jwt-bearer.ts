@@ -80,7 +80,7 @@ export async function jwtBearerGrant(
       requestedAudience,
       grantedAudience: audience,
       requestedAt: d.clock.now(),
-      session: machineSession(d, claims.sub),
+      session: machineSession(d, claims.sub, 'jwt_bearer'),
       ...boundTo(proof),
     },
     'jwt_bearer',

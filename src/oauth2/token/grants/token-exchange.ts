@@ -23,7 +23,7 @@ import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
 import type { GrantSession } from '../session.ts';
-import { machineSession, requestedAudienceOf } from './client-credentials.ts';
+import { requestedAudienceOf } from './client-credentials.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 import { checkAssertionClaims, parseAssertion, verifyAssertion } from './jwt-bearer-checks.ts';
 
@@ -141,7 +141,12 @@ export async function tokenExchangeGrant(
   if (bad !== undefined)
     throw oauth2Error('invalid_target', { hint: `The OAuth 2.0 Client may not ask for audience '${bad}'.` });
   const audience = [...new Set([...asked, ...allowedResources(client, form.resource)])];
-  const session: GrantSession = { ...machineSession(d, subject.sub) };
+  // The subject's token, never a machine's: no `machine` marker, so it is no admin API credential.
+  const session: GrantSession = {
+    subject: subject.sub,
+    idToken: { iss: d.config.urls.self.issuer, sub: subject.sub, aud: [], auth_time: 0, rat: 0, extra: {} },
+    ext: {},
+  };
   // §4.1: the current actor outermost, earlier ones (the subject token's act) nested inside.
   if (actor) session.act = { sub: actor.sub, ...(subject.act ? { act: subject.act } : {}) };
   else if (subject.act) session.act = subject.act;
