@@ -193,6 +193,36 @@ describe('admin API authentication on', () => {
     );
   });
 
+  it('refuses a token that carries gatehouse:admin but stands for a subject: one from a token exchange', async () => {
+    const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+    const created = await call(
+      on.adminUrl,
+      'POST',
+      '/admin/clients',
+      { grant_types: ['client_credentials', GRANT], scope: 'gatehouse:admin' },
+      bearer(ALL_KEY),
+    );
+    const client = created.body as { client_id: string; client_secret: string };
+    const own = await tokenRequest(on, client, { grant_type: 'client_credentials', scope: 'gatehouse:admin' });
+    const machine = own.body.access_token as string;
+    expect((await call(on.adminUrl, 'GET', '/admin/clients', undefined, bearer(machine))).status).toBe(200);
+    const exchanged = await tokenRequest(on, client, {
+      grant_type: GRANT,
+      subject_token: machine,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+    });
+    expect(exchanged.status).toBe(200);
+    expect(exchanged.body.scope).toBe('gatehouse:admin');
+    const r = await call(
+      on.adminUrl,
+      'GET',
+      '/admin/clients',
+      undefined,
+      bearer(exchanged.body.access_token as string),
+    );
+    expect(r.status).toBe(401);
+  });
+
   it('records audit events naming the key (first 8 hex of its hash) or the token’s client', async () => {
     const byKey = await call(
       on.adminUrl,
