@@ -313,6 +313,44 @@ describe('certificate-bound access tokens (RFC 8705 §3)', () => {
     expect(info.status).toBe(200);
   });
 
+  it('token exchange: a certificate-bound subject_token is exchanged only over a connection with its certificate', async () => {
+    const exchanger = await createClient(t, {
+      grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+      response_types: [],
+      redirect_uris: [],
+      scope: 'read',
+    });
+    const subject = await mtlsClient({
+      tls_client_auth_san_dns: 'client-a.example.com',
+      tls_client_certificate_bound_access_tokens: true,
+      audience: [exchanger.client_id],
+    });
+    const issued = await token(subject, clientA, { audience: exchanger.client_id });
+    expect(issued.status, issued.text).toBe(200);
+    const exchange = (cert: TlsPair | undefined) =>
+      tlsRequest(`${t.publicUrl}/oauth2/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${exchanger.client_id}:${exchanger.client_secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token: issued.json.access_token as string,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        }).toString(),
+        cert,
+      });
+    for (const cert of [selfB, undefined]) {
+      const r = await exchange(cert);
+      expect(r.status).toBe(400);
+      expect(r.json.error).toBe('invalid_request');
+      expect(String(r.json.error_description)).toMatch(/certificate-bound/);
+    }
+    const ok = await exchange(clientA);
+    expect(ok.status, ok.text).toBe(200);
+  });
+
   it('openid-client v6 with TlsClientAuth(): client credentials and userinfo over mutual TLS', async () => {
     const mtlsFetch: oidc.CustomFetch = async (url, o) => {
       const r = await tlsRequest(url, {
