@@ -11,7 +11,7 @@ import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openap
 import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
 import { jacksonHealthRoutes } from './dsync/index.ts';
-import { DEFAULT_DEV_USERS } from './oauth2/index.ts';
+import { clientCertificateRequest, DEFAULT_DEV_USERS } from './oauth2/index.ts';
 import { VERSION } from './version.ts';
 
 export interface Apps {
@@ -215,6 +215,7 @@ export async function serve(
     public: tls.public && loadTlsMaterial(tls.public),
     admin: tls.admin && loadTlsMaterial(tls.admin),
   };
+  const clientCertificates = clientCertificateRequest(c.config);
   const out: Serving = {
     async close(graceMs?: number) {
       await Promise.all([out.public?.close(graceMs), out.admin?.close(graceMs)]);
@@ -242,7 +243,11 @@ export async function serve(
         ports?.[name] ?? c.config.serve[name].port,
         ports?.host ?? c.config.serve[name].host,
         material[name],
-        { maxHeaderSize: c.config.serve.limits.headers },
+        {
+          maxHeaderSize: c.config.serve.limits.headers,
+          // RFC 8705: the public listener asks for client certificates (oauth2.mtls).
+          ...(name === 'public' && clientCertificates ? { clientCertificates } : {}),
+        },
       );
     }
   } catch (e) {

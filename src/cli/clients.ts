@@ -43,7 +43,7 @@ const STRINGS: Array<[string, string, string, string]> = [
   [
     'token-endpoint-auth-method',
     'token_endpoint_auth_method',
-    'client_secret_basic, client_secret_post, private_key_jwt or none.',
+    'client_secret_basic, client_secret_post, private_key_jwt, none, tls_client_auth or self_signed_tls_client_auth.',
     'client_secret_basic',
   ],
   ['jwks-uri', 'jwks_uri', 'URL of the JSON Web Key Set used for private_key_jwt.', ''],
@@ -55,6 +55,31 @@ const STRINGS: Array<[string, string, string, string]> = [
   ['frontchannel-logout-callback', 'frontchannel_logout_uri', 'URL rendered in an iframe on logout.', ''],
   ['backchannel-logout-callback', 'backchannel_logout_uri', 'URL that receives a logout token on logout.', ''],
   ['access-token-strategy', 'access_token_strategy', 'Access token format: opaque or jwt.', ''],
+  [
+    'tls-client-auth-subject-dn',
+    'tls_client_auth_subject_dn',
+    'tls_client_auth: the subject DN (RFC 4514) of the client certificate (RFC 8705).',
+    '',
+  ],
+  [
+    'tls-client-auth-san-dns',
+    'tls_client_auth_san_dns',
+    'tls_client_auth: a DNS name SAN of the client certificate.',
+    '',
+  ],
+  ['tls-client-auth-san-uri', 'tls_client_auth_san_uri', 'tls_client_auth: a URI SAN of the client certificate.', ''],
+  [
+    'tls-client-auth-san-ip',
+    'tls_client_auth_san_ip',
+    'tls_client_auth: an IP address SAN of the client certificate.',
+    '',
+  ],
+  [
+    'tls-client-auth-san-email',
+    'tls_client_auth_san_email',
+    'tls_client_auth: an e-mail address SAN of the client certificate.',
+    '',
+  ],
   [
     'request-object-signing-alg',
     'request_object_signing_alg',
@@ -91,6 +116,11 @@ const BOOLS: Array<[string, string, string]> = [
     'dpop-bound-access-tokens',
     'dpop_bound_access_tokens',
     'Token requests of this client must carry a DPoP proof (RFC 9449).',
+  ],
+  [
+    'tls-client-certificate-bound-access-tokens',
+    'tls_client_certificate_bound_access_tokens',
+    'Access tokens of this client are bound to its TLS client certificate (RFC 8705).',
   ],
   [
     'frontchannel-logout-session-required',

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { bool, type ConfigPart, dur, hook, int, leaf, list, oneOf, str, url } from '../core/config/schema.ts';
+import { checkMtlsConfig } from './mtls-config.ts';
 
 /** A test user of the development login page (`dev_ui.users`). */
 const devUser = z.strictObject({
@@ -134,6 +135,26 @@ const oauth2Spec = {
         false,
         'Require a server-provided nonce in every DPoP proof (RFC 9449 §8): a proof without the current one is answered `use_dpop_nonce` with a `DPoP-Nonce` header. Nonces change every 5 minutes and are valid for two windows.',
       ),
+    },
+    mtls: {
+      enabled: bool(
+        true,
+        'Mutual-TLS client authentication and certificate-bound access tokens (RFC 8705). Has effect only where client certificates can arrive: where the public listener serves TLS (it then asks for a client certificate without requiring one) or with `oauth2.mtls.trusted_proxy.header`. Advertised in discovery only then.',
+      ),
+      ca: str(
+        '',
+        'PEM of the certificate authorities that issue clients’ certificates for `tls_client_auth` (the chain is checked by the TLS listener, or against these for a certificate a trusted proxy forwards). Empty: no certificate is PKI-verified, so only `self_signed_tls_client_auth` works.',
+      ),
+      trusted_proxy: {
+        header: str(
+          '',
+          'Request header in which a TLS-terminating proxy forwards the client certificate, URL-encoded PEM (nginx: `proxy_set_header X-SSL-Client-Cert $ssl_client_escaped_cert;`). Believed only from `oauth2.mtls.trusted_proxy.addresses`; the proxy must overwrite the header on every request. Empty: off.',
+        ),
+        addresses: list(
+          [],
+          'Addresses (IPs or CIDRs) of the proxies whose `oauth2.mtls.trusted_proxy.header` is believed; the header from any other address is ignored.',
+        ),
+      },
     },
     pushed_authorization_requests: {
       enabled: bool(
@@ -348,6 +369,7 @@ export const OAUTH2_CONFIG: ConfigPart<typeof oauth2Spec> = {
     if (dpop.enabled && !dpop.signing_algs.length) out.push('oauth2.dpop.signing_algs: must not be empty');
     if (dpop.proof_lifetime <= 0 || dpop.proof_lifetime > 10 * 60_000)
       out.push('oauth2.dpop.proof_lifetime: must be a positive duration of at most 10m');
+    out.push(...checkMtlsConfig(c.oauth2.mtls));
     const par = c.oauth2.pushed_authorization_requests;
     if (par.ttl <= 0 || par.ttl > 10 * 60_000)
       out.push('oauth2.pushed_authorization_requests.ttl: must be a positive duration of at most 10m');

@@ -137,20 +137,16 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Executor
   };
 }
 
-/** The Grant fields of a request's proof: its tokens are bound to the proof's key. */
-export const boundTo = (proof: VerifiedProof | undefined): { dpopJkt?: string } =>
-  proof ? { dpopJkt: proof.jkt } : {};
-
 /**
  * A code bound by `dpop_jkt` (§10) or a public client's refresh token bound at issuance (§5): the
  * exchange must prove the same key.
  */
 export function checkBoundExchange(
-  bound: { jkt: string } | undefined,
+  bound: { jkt?: string } | undefined,
   proof: VerifiedProof | undefined,
   what: string,
 ): void {
-  if (!bound) return;
+  if (!bound?.jkt) return;
   if (!proof) throw oauth2Error('invalid_dpop_proof', { hint: `The ${what} is DPoP-bound: a DPoP proof is required.` });
   if (proof.jkt !== bound.jkt)
     throw oauth2Error('invalid_dpop_proof', { hint: `The DPoP proof's key is not the one the ${what} is bound to.` });

@@ -11,7 +11,7 @@ import { jobsFor } from '../core/jobs/registry.ts';
 import { createPushedRequests } from './authorize/pushed.ts';
 import { createAuthorizeService } from './authorize/service.ts';
 import { createClientOutbound } from './client-keys.ts';
-import { type Client, LIFESPAN_FIELDS, type StoredClient } from './clients/model.ts';
+import { type Client, LIFESPAN_FIELDS, type StoredClient, TLS_CLIENT_AUTH_FIELDS } from './clients/model.ts';
 import { renderClient } from './clients/schemas.ts';
 import type { ClientService } from './clients/service.ts';
 import { createVcNonces } from './credentials/nonce.ts';
@@ -29,7 +29,7 @@ import type { KeyProvider } from './jwk/provider.ts';
 import { createLogoutCodec } from './logout/challenge.ts';
 import { createLogoutChannels } from './logout/channels.ts';
 import { createLogoutService } from './logout/service.ts';
-import type { ClientPort, FlowClient, KeyPort } from './ports.ts';
+import type { ClientPort, FlowClient, KeyPort, TlsClientAuthName } from './ports.ts';
 import { createRevocationService } from './revoke/service.ts';
 import { createSessionCodec } from './session-data.ts';
 import { createSessionsService } from './sessions/service.ts';
@@ -183,6 +183,13 @@ export function createFlowFeatures(
 
 export type FlowFeatures = ReturnType<typeof createFlowFeatures>;
 
+/** The one `tls_client_auth_*` field a client registered (RFC 8705 §2.1.2), as the flows see it. */
+function tlsClientAuthOf(c: Client): Pick<FlowClient, 'tlsClientAuth'> {
+  const field = TLS_CLIENT_AUTH_FIELDS.find((f) => c[f] !== '');
+  if (!field) return {};
+  return { tlsClientAuth: { field: field.slice('tls_client_auth_'.length) as TlsClientAuthName, value: c[field] } };
+}
+
 /** The client service as the flows see it. */
 export function clientPortOf(clients: ClientService): ClientPort {
   // The stored row behind each client handed out, so that the secret check reads no second time.
@@ -209,6 +216,8 @@ export function clientPortOf(clients: ClientService): ClientPort {
       skipConsent: c.skip_consent,
       requirePushedAuthorizationRequests: c.require_pushed_authorization_requests,
       dpopBoundAccessTokens: c.dpop_bound_access_tokens,
+      ...tlsClientAuthOf(c),
+      tlsClientCertificateBoundAccessTokens: c.tls_client_certificate_bound_access_tokens,
       postLogoutRedirectUris: c.post_logout_redirect_uris ?? [],
       frontchannelLogoutUri: c.frontchannel_logout_uri,
       backchannelLogoutUri: c.backchannel_logout_uri,

@@ -39,6 +39,7 @@ import { createKeyProvider, type KeyProvider } from './jwk/provider.ts';
 import { createKeySealer } from './jwk/sealed.ts';
 import { createJwkService, type JwkService } from './jwk/service.ts';
 import { logoutHandlers } from './logout/handlers.ts';
+import { createClientCertificates } from './mtls.ts';
 import { OAUTH2_ERROR_FAMILIES } from './oauth-errors.ts';
 import { revocationHandlers } from './revoke/handlers.ts';
 import { mountOAuth2Routes, OAUTH2_ROUTES, type OAuth2Access } from './routes.ts';
@@ -124,6 +125,8 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
   });
   const janitor = createJanitor({ db: core.db, jobs: jobsFor(oauth2Tasks, core.queue), clock, log: core.log, config });
   const dcr = registrationHandlers(registration);
+  // The client certificate of a request (RFC 8705), for client authentication and bound tokens.
+  const certificates = createClientCertificates({ config, clock });
   const f = flows;
   mountOAuth2Routes(
     {
@@ -140,13 +143,13 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
       deleteOidcDynamicClient: dcr.deleteOidcDynamicClient,
       ...trustHandlers(trust),
       ...flowHandlers(f.flows),
-      ...authorizeHandlers(f.authorize, f.pushed, config),
-      ...deviceHandlers(f.device, config),
-      ...tokenHandlers(f.token, config.oauth2.expose_internal_errors, f.dpop.nonce),
-      ...credentialHandlers(f.credentials),
-      ...userinfoHandlers(f.userinfo),
+      ...authorizeHandlers(f.authorize, f.pushed, config, certificates),
+      ...deviceHandlers(f.device, config, certificates),
+      ...tokenHandlers(f.token, config.oauth2.expose_internal_errors, f.dpop.nonce, certificates),
+      ...credentialHandlers(f.credentials, certificates),
+      ...userinfoHandlers(f.userinfo, certificates),
       ...introspectionHandlers(f.introspection),
-      ...revocationHandlers(f.revocation),
+      ...revocationHandlers(f.revocation, certificates),
       ...sessionHandlers(f.sessions),
       ...logoutHandlers(f.logout, config),
       ...fallbackHandlers(),
@@ -159,7 +162,7 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
   const guards: OAuth2['guards'] = {
     client: {
       description:
-        'An OAuth 2.0 client, authenticated by the endpoint (RFC 6749 §2.3: client_secret_basic, client_secret_post, private_key_jwt, or none for public clients); failures are rate limited.',
+        'An OAuth 2.0 client, authenticated by the endpoint (RFC 6749 §2.3: client_secret_basic, client_secret_post, private_key_jwt, RFC 8705 tls_client_auth or self_signed_tls_client_auth, or none for public clients); failures are rate limited.',
     },
     'access-token': { description: 'An access token (RFC 6750), verified by the endpoint.' },
     'dynamic-registration': {
@@ -207,6 +210,8 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
 export { OAUTH2_AUDIT_TYPES } from './audit.ts';
 export { DEFAULT_DEV_USERS, OAUTH2_CONFIG } from './config.ts';
 export { oauth2Metrics } from './metrics.ts';
+/** The public listener's TLS options for client certificates (RFC 8705, `oauth2.mtls`). */
+export { clientCertificateRequest } from './mtls-config.ts';
 export { oauth2Tasks } from './tasks.ts';
 
 // ---- What the console calls beside the services ---------------------------------------------

@@ -20,6 +20,9 @@ export type LifespanKey =
   | 'device_authorization_grant_access_token_lifespan'
   | 'device_authorization_grant_refresh_token_lifespan';
 
+/** What a `tls_client_auth` client registered (`tls_client_auth_<name>`, RFC 8705 §2.1.2). */
+export type TlsClientAuthName = 'subject_dn' | 'san_dns' | 'san_uri' | 'san_ip' | 'san_email';
+
 export interface FlowClient {
   id: string;
   redirectUris: string[];
@@ -46,6 +49,13 @@ export interface FlowClient {
   requirePushedAuthorizationRequests: boolean;
   /** RFC 9449 §5.2 (`dpop_bound_access_tokens`). */
   dpopBoundAccessTokens: boolean;
+  /**
+   * RFC 8705 §2.1.2: what a `tls_client_auth` client's certificate must carry (the one registered
+   * `tls_client_auth_*` field); undefined for other clients.
+   */
+  tlsClientAuth?: { field: TlsClientAuthName; value: string };
+  /** RFC 8705 §3.4 (`tls_client_certificate_bound_access_tokens`). */
+  tlsClientCertificateBoundAccessTokens: boolean;
   /** Exact-match targets of RP-initiated logout. */
   postLogoutRedirectUris: string[];
   /** '' when the client takes no part in front- / back-channel logout. */

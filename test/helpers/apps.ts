@@ -73,6 +73,8 @@ export interface TestServerOptions {
   resolver?: Resolver;
   /** Extra options of the container's outbound clients (e.g. `ca` for a loopback https server). */
   fetchOptions?: Partial<SafeFetchOptions>;
+  /** Serve the public listener over TLS with this certificate (`publicUrl` and the issuer are then https). */
+  publicTls?: { cert: string; key: string };
 }
 
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
@@ -80,6 +82,14 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   // freePort() only finds a port that was free a moment ago: another test file may take it before
   // the listener opens. The ports are in the configuration (the issuer URL), so a taken one means
   // a fresh configuration and container.
+  const publicScheme = opts.publicTls ? 'https' : 'http';
+  const b64 = (pem: string) => Buffer.from(pem).toString('base64');
+  const tls = opts.publicTls
+    ? {
+        'serve.public.tls.cert.base64': b64(opts.publicTls.cert),
+        'serve.public.tls.key.base64': b64(opts.publicTls.key),
+      }
+    : {};
   const start = async () => {
     const [pub, adm] = [await freePort(), await freePort()];
     const config = loadConfig({
@@ -92,10 +102,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
         'serve.admin.port': adm,
         'serve.public.host': '127.0.0.1',
         'serve.admin.host': '127.0.0.1',
-        'urls.self.issuer': `http://127.0.0.1:${pub}/`,
+        'urls.self.issuer': `${publicScheme}://127.0.0.1:${pub}/`,
         'urls.self.admin': `http://127.0.0.1:${adm}/`,
         'log.level': 'warn',
         'worker.poll_interval': '100ms',
+        ...tls,
         ...opts.overrides,
       },
     });
@@ -129,7 +140,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const { pub, adm, container, serving } = started;
   const runners: Runner[] = [];
   return {
-    publicUrl: `http://127.0.0.1:${pub}`,
+    publicUrl: `${publicScheme}://127.0.0.1:${pub}`,
     adminUrl: `http://127.0.0.1:${adm}`,
     container,
     database,

@@ -217,6 +217,14 @@ export interface Oauth2ClientsTable {
   require_pushed_authorization_requests: ColumnType<boolean, boolean | undefined, boolean>;
   /** RFC 9449 §5.2: token requests of this client must carry a DPoP proof. */
   dpop_bound_access_tokens: ColumnType<boolean, boolean | undefined, boolean>;
+  /** RFC 8705 §2.1.2: the certificate a `tls_client_auth` client presents ('' when not registered). */
+  tls_client_auth_subject_dn: ColumnType<string, string | undefined, string>;
+  tls_client_auth_san_dns: ColumnType<string, string | undefined, string>;
+  tls_client_auth_san_uri: ColumnType<string, string | undefined, string>;
+  tls_client_auth_san_ip: ColumnType<string, string | undefined, string>;
+  tls_client_auth_san_email: ColumnType<string, string | undefined, string>;
+  /** RFC 8705 §3.4: access tokens are bound to the token request's client certificate. */
+  tls_client_certificate_bound_access_tokens: ColumnType<boolean, boolean | undefined, boolean>;
   authorization_code_grant_access_token_lifespan: number | null;
   authorization_code_grant_id_token_lifespan: number | null;
   authorization_code_grant_refresh_token_lifespan: number | null;
@@ -647,6 +655,12 @@ export const TABLE_COLUMNS: Record<keyof Database, string[]> = {
     'dynamic_registration',
     'require_pushed_authorization_requests',
     'dpop_bound_access_tokens',
+    'tls_client_auth_subject_dn',
+    'tls_client_auth_san_dns',
+    'tls_client_auth_san_uri',
+    'tls_client_auth_san_ip',
+    'tls_client_auth_san_email',
+    'tls_client_certificate_bound_access_tokens',
   ],
   dsync_directories: [
     'id',

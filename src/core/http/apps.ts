@@ -322,18 +322,32 @@ function onClientError(err: Error & { code?: string }, socket: Duplex): void {
   );
 }
 
+/**
+ * With TLS: ask clients for a certificate (RFC 8446 §4.3.2) without requiring one, and verify the
+ * chain of one that is sent against `ca` (the handlers read the outcome as `socket.authorized`).
+ */
+export interface ClientCertificateRequest {
+  /** PEM of the CAs a client certificate is verified against. */
+  ca?: string;
+}
+
 /** Serves `app` on plain HTTP, or HTTPS when `tls` holds a certificate and key. */
 export function listen(
   app: Koa,
   port: number,
   host: string,
   tls?: TlsMaterial,
-  opts: { maxHeaderSize?: number } = {},
+  opts: { maxHeaderSize?: number; clientCertificates?: ClientCertificateRequest } = {},
 ): Promise<Listening> {
   return new Promise((resolve, reject) => {
     const serverOpts = opts.maxHeaderSize ? { maxHeaderSize: opts.maxHeaderSize } : {};
+    const peer = opts.clientCertificates;
+    // `rejectUnauthorized: false`: a missing or unverifiable certificate never fails the handshake
+    // (browsers and bearer-token clients connect as before); the handlers decide what it is worth.
+    const peerOpts = peer ? { requestCert: true, rejectUnauthorized: false, ...(peer.ca ? { ca: peer.ca } : {}) } : {};
+    const peerCa = peer?.ca ? { ca: peer.ca } : {};
     const server: Server = tls
-      ? createHttpsServer({ ...serverOpts, cert: tls.cert, key: tls.key }, requestListener(app))
+      ? createHttpsServer({ ...serverOpts, ...peerOpts, cert: tls.cert, key: tls.key }, requestListener(app))
       : createHttpServer(serverOpts, requestListener(app));
     server.on('clientError', onClientError);
     server.keepAliveTimeout = 5_000;
@@ -347,7 +361,10 @@ export function listen(
         port: actual,
         url: `${tls ? 'https' : 'http'}://${host && host !== '0.0.0.0' ? host : '127.0.0.1'}:${actual}`,
         ...(tls
-          ? { setTls: (m: TlsMaterial) => (server as HttpsServer).setSecureContext({ cert: m.cert, key: m.key }) }
+          ? {
+              setTls: (m: TlsMaterial) =>
+                (server as HttpsServer).setSecureContext({ ...peerCa, cert: m.cert, key: m.key }),
+            }
           : {}),
         close: (graceMs = 10_000) =>
           new Promise<void>((res) => {

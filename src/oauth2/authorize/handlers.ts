@@ -6,6 +6,7 @@ import { cspSource, sendHtml } from '../../core/http/html.ts';
 import { noStore } from '../../core/http/params.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
 import type { OAuth2Config } from '../deps.ts';
+import type { ClientCertificates } from '../mtls.ts';
 import { oauth2Form } from '../token/handlers.ts';
 import type { PushedRequests } from './pushed.ts';
 import { formPostHtml } from './respond.ts';
@@ -26,7 +27,12 @@ export function requestParams(ctx: Context): Record<string, string> {
   return out;
 }
 
-export function authorizeHandlers(service: AuthorizeService, pushed: PushedRequests, config: OAuth2Config) {
+export function authorizeHandlers(
+  service: AuthorizeService,
+  pushed: PushedRequests,
+  config: OAuth2Config,
+  certificates: ClientCertificates,
+) {
   /** RFC 9126 §2: 201 `{request_uri, expires_in}`, or an error as the token endpoint answers it. */
   async function pushAuthorizationRequest(ctx: Context) {
     if (!config.oauth2.pushed_authorization_requests.enabled) {
@@ -39,6 +45,7 @@ export function authorizeHandlers(service: AuthorizeService, pushed: PushedReque
         oauth2Form(ctx),
         ctx.get('authorization') || undefined,
         ctx.get('dpop') || undefined,
+        certificates.of(ctx),
       );
       ctx.status = 201;
     } catch (e) {

@@ -18,6 +18,7 @@ import { generateOpaqueToken, verifyOpaqueToken } from '../../core/crypto/hmac.t
 import { AppError } from '../../core/errors.ts';
 import { parEndpoint } from '../discovery/service.ts';
 import type { Dpop } from '../dpop.ts';
+import type { CertificateSource } from '../mtls.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { claimPushedRequest, findStartedPushedRequest, insertPushedRequest } from '../store/pushed-requests.ts';
 import { authenticateClient, type ClientAuthDeps } from '../token/client-auth.ts';
@@ -42,7 +43,13 @@ export interface PushedResponse {
 
 export interface PushedRequests {
   /** `POST /oauth2/par`: validates and stores the request. Errors are AppErrors (JSON bodies). */
-  push(form: Record<string, string>, authorization: string | undefined, dpopProof?: string): Promise<PushedResponse>;
+  push(
+    form: Record<string, string>,
+    authorization: string | undefined,
+    dpopProof?: string,
+    /** The request's client certificate (RFC 8705 client authentication). */
+    certificate?: CertificateSource,
+  ): Promise<PushedResponse>;
   /**
    * `/oauth2/auth` with a pushed `request_uri`: the stored parameters (plus the flow's verifier,
    * when the browser is coming back with one); undefined when `request_uri` is not a pushed one.
@@ -76,14 +83,18 @@ export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuth
   }
 
   return {
-    async push(form, authorization, dpopProof) {
+    async push(form, authorization, dpopProof, certificate) {
       if (!Object.keys(form).length) throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
       if (form.request_uri !== undefined) {
         throw oauth2Error('invalid_request', {
           hint: "The 'request_uri' parameter must not be sent to the pushed authorization request endpoint.",
         });
       }
-      const client = await authenticateClient(d.clientAuth, { form, authorization });
+      const client = await authenticateClient(d.clientAuth, {
+        form,
+        authorization,
+        ...(certificate ? { certificate } : {}),
+      });
       if (form.client_id !== undefined && form.client_id !== client.id)
         throw oauth2Error('invalid_request', { hint: 'Provided client_id mismatch.' });
       let params: Record<string, string>;

@@ -31,7 +31,21 @@ export const TOKEN_ENDPOINT_AUTH_METHODS = [
   'client_secret_post',
   'private_key_jwt',
   'none',
+  // RFC 8705 §2.1, §2.2: mutual-TLS client authentication.
+  'tls_client_auth',
+  'self_signed_tls_client_auth',
 ] as const;
+
+/** RFC 8705 §2.1.2: the certificate fields a `tls_client_auth` client registers (exactly one). */
+export const TLS_CLIENT_AUTH_FIELDS = [
+  'tls_client_auth_subject_dn',
+  'tls_client_auth_san_dns',
+  'tls_client_auth_san_uri',
+  'tls_client_auth_san_ip',
+  'tls_client_auth_san_email',
+] as const;
+
+export type TlsClientAuthField = (typeof TLS_CLIENT_AUTH_FIELDS)[number];
 
 /** A JSON Web Key Set as registered by the client (`{}` when none). */
 export interface ClientJwks {
@@ -79,6 +93,14 @@ export interface ClientFields extends Lifespans {
   require_pushed_authorization_requests: boolean;
   /** RFC 9449 §5.2: token requests must carry a DPoP proof. */
   dpop_bound_access_tokens: boolean;
+  /** RFC 8705 §2.1.2: the subject DN (RFC 4514) or SAN a `tls_client_auth` client's certificate carries ('' when not registered). */
+  tls_client_auth_subject_dn: string;
+  tls_client_auth_san_dns: string;
+  tls_client_auth_san_uri: string;
+  tls_client_auth_san_ip: string;
+  tls_client_auth_san_email: string;
+  /** RFC 8705 §3.4: access tokens are bound to the token request's client certificate. */
+  tls_client_certificate_bound_access_tokens: boolean;
 }
 
 /** A decoded write request: the fields plus the plaintext secret ('' when not given). */

@@ -14,6 +14,7 @@ import {
   LIFESPAN_FIELDS,
   type LifespanField,
   type Lifespans,
+  TLS_CLIENT_AUTH_FIELDS,
 } from './model.ts';
 
 const str = z
@@ -102,6 +103,12 @@ export const clientBody = z.object({
     .transform((v) => v ?? null),
   require_pushed_authorization_requests: flag,
   dpop_bound_access_tokens: flag,
+  tls_client_auth_subject_dn: str,
+  tls_client_auth_san_dns: str,
+  tls_client_auth_san_uri: str,
+  tls_client_auth_san_ip: str,
+  tls_client_auth_san_email: str,
+  tls_client_certificate_bound_access_tokens: flag,
   ...lifespanShape,
 });
 
@@ -212,6 +219,9 @@ export function renderClient(c: Client, x: RenderExtras = {}): Record<string, un
   // Not Hydra fields (RFC 9126 §6, RFC 9449 §5.2): shown only when set, so that Hydra's clients read unchanged.
   if (c.require_pushed_authorization_requests) o.require_pushed_authorization_requests = true;
   if (c.dpop_bound_access_tokens) o.dpop_bound_access_tokens = true;
+  // RFC 8705 §2.1.2, §3.4: likewise.
+  for (const f of TLS_CLIENT_AUTH_FIELDS) omitEmpty(o, f, c[f]);
+  if (c.tls_client_certificate_bound_access_tokens) o.tls_client_certificate_bound_access_tokens = true;
   for (const f of LIFESPAN_FIELDS) {
     const v = c[f];
     o[f] = v === null ? null : formatDuration(v);

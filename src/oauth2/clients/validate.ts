@@ -5,10 +5,19 @@
  * are in outbound.ts.
  */
 import { createPublicKey } from 'node:crypto';
+import { isIP } from 'node:net';
 import { AppError, HERODOT } from '../../core/errors.ts';
 import { isUnsafeWildcard } from '../../core/http/cors.ts';
+import { canonicalDn } from '../dn.ts';
 import { splitSpaces } from '../scope.ts';
-import { type ClientDraft, type ClientFields, LIFESPAN_FIELDS, TOKEN_ENDPOINT_AUTH_METHODS } from './model.ts';
+import {
+  type ClientDraft,
+  type ClientFields,
+  LIFESPAN_FIELDS,
+  TLS_CLIENT_AUTH_FIELDS,
+  type TlsClientAuthField,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from './model.ts';
 import { type GoUrl, parseRequestUri, parseUrl } from './uri.ts';
 import { uriRefusal } from './uri-policy.ts';
 
@@ -67,11 +76,52 @@ function checkAuthMethod(d: ClientDraft): void {
       );
     }
   }
+  if (d.token_endpoint_auth_method === 'self_signed_tls_client_auth' && !d.jwks_uri && !hasKeys(d)) {
+    // RFC 8705 §2.2.2: the certificate's key is looked up in the client's keys.
+    throw invalidMetadata(
+      "When token_endpoint_auth_method is 'self_signed_tls_client_auth', either jwks or jwks_uri must be set (the key of the client's certificate).",
+    );
+  }
+  checkTlsClientAuth(d);
   if (d.jwks_uri && hasKeys(d))
     throw invalidMetadata('Fields jwks and jwks_uri can not both be set, you must choose one.');
   for (const k of d.jwks.keys ?? []) {
     if (!validJwk(k)) throw invalidMetadata('Invalid JSON web key in set.');
   }
+}
+
+/** What each `tls_client_auth_*` field must look like to be matched against a certificate at all. */
+const TLS_FIELD_CHECKS: Record<TlsClientAuthField, [(v: string) => boolean, string]> = {
+  tls_client_auth_subject_dn: [(v) => canonicalDn(v) !== undefined, 'a distinguished name as an RFC 4514 string'],
+  tls_client_auth_san_dns: [
+    (v) => /^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*$/.test(v),
+    'a DNS name',
+  ],
+  tls_client_auth_san_uri: [(v) => URL.canParse(v), 'an absolute URI'],
+  tls_client_auth_san_ip: [(v) => isIP(v) !== 0, 'an IPv4 or IPv6 address'],
+  tls_client_auth_san_email: [(v) => /^[^\s@]+@[^\s@]+$/.test(v), 'an e-mail address'],
+};
+
+/**
+ * RFC 8705 §2.1.2: a `tls_client_auth` client registers exactly one of the subject DN or a SAN its
+ * certificate carries; the fields mean nothing to other methods, so they are refused there rather
+ * than silently ignored.
+ */
+function checkTlsClientAuth(d: ClientDraft): void {
+  const set = TLS_CLIENT_AUTH_FIELDS.filter((f) => d[f] !== '');
+  if (d.token_endpoint_auth_method !== 'tls_client_auth') {
+    if (set.length)
+      throw invalidMetadata(`Field ${set[0]} is used only with token_endpoint_auth_method 'tls_client_auth'.`);
+    return;
+  }
+  if (set.length !== 1) {
+    throw invalidMetadata(
+      `When token_endpoint_auth_method is 'tls_client_auth', exactly one of ${TLS_CLIENT_AUTH_FIELDS.join(', ')} must be set${set.length ? `, got ${set.join(' and ')}` : ''}.`,
+    );
+  }
+  const field = set[0] as TlsClientAuthField;
+  const [valid, what] = TLS_FIELD_CHECKS[field];
+  if (!valid(d[field])) throw invalidMetadata(`Field ${field} must be ${what}.`);
 }
 
 /** policy_uri, tos_uri, client_uri, logo_uri: a parseable URI with an http or https scheme and a host. */

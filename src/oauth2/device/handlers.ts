@@ -12,6 +12,7 @@ import { requestParams } from '../authorize/handlers.ts';
 import { koaCookieJar } from '../cookie-jar.ts';
 import type { OAuth2Config } from '../deps.ts';
 import { parseOr400 } from '../guard.ts';
+import type { ClientCertificates } from '../mtls.ts';
 import { oauth2Form } from '../token/handlers.ts';
 import type { DeviceService } from './service.ts';
 
@@ -23,11 +24,11 @@ export const acceptDeviceUserCodeBody = z.looseObject({
     .transform((v) => v ?? undefined),
 });
 
-export function deviceHandlers(service: DeviceService, config: OAuth2Config) {
+export function deviceHandlers(service: DeviceService, config: OAuth2Config, certificates: ClientCertificates) {
   async function oAuth2DeviceFlow(ctx: Context) {
     noStore(ctx);
     try {
-      ctx.body = await service.authorize(oauth2Form(ctx), ctx.get('authorization') || undefined);
+      ctx.body = await service.authorize(oauth2Form(ctx), ctx.get('authorization') || undefined, certificates.of(ctx));
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
       renderError(ctx, e, { exposeDebug: config.oauth2.expose_internal_errors });

@@ -40,6 +40,7 @@ import type { AuthorizeOutcome } from '../authorize/respond.ts';
 import { appendPath } from '../discovery/service.ts';
 import { challengeNotFound } from '../flows/challenge.ts';
 import type { CookieJar } from '../flows/cookies.ts';
+import type { CertificateSource } from '../mtls.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../ports.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../scope.ts';
@@ -174,9 +175,13 @@ export function createDeviceService(d: DeviceDeps) {
 
   return {
     /** `POST /oauth2/device/auth` (oAuth2DeviceFlow). */
-    async authorize(form: Record<string, string>, authorization: string | undefined) {
+    async authorize(form: Record<string, string>, authorization: string | undefined, certificate?: CertificateSource) {
       if (!Object.keys(form).length) throw oauth2Error('invalid_request', { hint: 'The POST body can not be empty.' });
-      const client = await authenticateClient(d.clientAuth, { form, authorization });
+      const client = await authenticateClient(d.clientAuth, {
+        form,
+        authorization,
+        ...(certificate ? { certificate } : {}),
+      });
       if (client.id !== form.client_id) throw oauth2Error('invalid_request', { hint: 'Provided client_id mismatch.' });
       if (!clientGrantTypes(client).includes(DEVICE_CODE_GRANT)) {
         throw oauth2Error('invalid_grant', {

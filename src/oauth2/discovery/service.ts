@@ -6,6 +6,7 @@
  */
 import type { OAuth2Config } from '../deps.ts';
 import { ID_TOKEN_SET, type KeyProvider } from '../jwk/provider.ts';
+import { mtlsAvailable } from '../mtls-config.ts';
 
 export interface DiscoveryService {
   getConfiguration(): Promise<OidcConfiguration>;
@@ -60,6 +61,8 @@ export interface OidcConfiguration {
   require_pushed_authorization_requests?: boolean;
   /** RFC 9449 §5.1, while DPoP is enabled. */
   dpop_signing_alg_values_supported?: string[];
+  /** RFC 8705 §3.3, while client certificates can arrive (mtls-config.ts `mtlsAvailable`). */
+  tls_client_certificate_bound_access_tokens?: boolean;
 }
 
 /** Hydra's urlx.AppendPaths: one slash between the base path and the appended path. */
@@ -91,6 +94,7 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
   const issuer = c.urls.self.issuer;
   const pub = c.urls.self.public;
   const w = c.webfinger.oidc_discovery;
+  const mtls = mtlsAvailable(c);
   return {
     issuer,
     authorization_endpoint: w.auth_url || appendPath(pub, '/oauth2/auth'),
@@ -113,7 +117,14 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
     response_modes_supported: ['query', 'fragment', 'form_post'],
     userinfo_endpoint: w.userinfo_url || appendPath(pub, '/userinfo'),
     scopes_supported: unique(['offline_access', 'offline', 'openid', ...w.supported_scope]),
-    token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic', 'private_key_jwt', 'none'],
+    token_endpoint_auth_methods_supported: [
+      'client_secret_post',
+      'client_secret_basic',
+      'private_key_jwt',
+      'none',
+      // RFC 8705 §2.1.1, §2.2.1: only where a client certificate can reach the endpoints.
+      ...(mtls ? ['tls_client_auth', 'self_signed_tls_client_auth'] : []),
+    ],
     userinfo_signing_alg_values_supported: ['none', idTokenAlg],
     id_token_signing_alg_values_supported: [idTokenAlg],
     id_token_signed_response_alg: [idTokenAlg],
@@ -161,6 +172,8 @@ export function staticConfiguration(c: OAuth2Config, idTokenAlg: string): OidcCo
         }
       : {}),
     ...(c.oauth2.dpop.enabled ? { dpop_signing_alg_values_supported: c.oauth2.dpop.signing_algs } : {}),
+    // The endpoints are the same with and without a certificate: no `mtls_endpoint_aliases` (§5).
+    ...(mtls ? { tls_client_certificate_bound_access_tokens: true } : {}),
   };
 }
 

@@ -14,7 +14,7 @@ import type { SessionCodec } from '../session-data.ts';
 import { customAccessTokenClaims } from '../token/jwt-claims.ts';
 import type { FoundToken, TokenLookup } from '../token/lookup.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../token/rotation.ts';
-import type { GrantSession } from '../token/session.ts';
+import { confirmationClaim, type GrantSession } from '../token/session.ts';
 import { assertStatefulTokens } from '../token/stateless.ts';
 
 export interface IntrospectionDeps {
@@ -73,10 +73,12 @@ export function createIntrospectionService(d: IntrospectionDeps) {
     standard.nbf = unix(row.requestedAt);
     standard.aud = row.grantedAudience;
     standard.iss = d.config.urls.self.issuer;
-    // RFC 9449 §6.2: a DPoP-bound token says so and names its key.
-    standard.token_type = session.cnf ? 'DPoP' : 'Bearer';
+    // RFC 9449 §6.2: a DPoP-bound token says so and names its key; RFC 8705 §3.2: a
+    // certificate-bound one (still a Bearer token) names its certificate's thumbprint.
+    standard.token_type = session.cnf?.jkt ? 'DPoP' : 'Bearer';
     standard.token_use = t.use;
-    if (session.cnf) standard.cnf = { jkt: session.cnf.jkt };
+    const cnf = confirmationClaim(session.cnf);
+    if (cnf) standard.cnf = cnf;
     if (session.act) standard.act = session.act;
     const { ext, ...promoted } = customAccessTokenClaims(claimRules, session.ext ?? {});
     const out: Introspection = { ...standard };

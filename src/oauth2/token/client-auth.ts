@@ -1,8 +1,11 @@
 /**
  * Client authentication at the token endpoint (and later revocation and device endpoints):
  * `client_secret_basic` (id and secret each form-decoded), `client_secret_post`, `private_key_jwt`
- * (RFC 7523 client assertion; each `jti` usable once) and `none` for public clients. Using a method
- * other than the registered one is `invalid_client` with a hint naming both.
+ * (RFC 7523 client assertion; each `jti` usable once), `none` for public clients, and mutual TLS
+ * (RFC 8705 §2): `tls_client_auth` (a PKI-verified certificate with the registered subject DN or
+ * SAN) and `self_signed_tls_client_auth` (a certificate whose key is one of the client's keys);
+ * with those, `client_id` in the form names the client. Using a method other than the registered
+ * one is `invalid_client` with a hint naming both.
  */
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
@@ -10,6 +13,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { ClientKeysError, type ClientOutbound } from '../client-keys.ts';
+import { type CertificateSource, certificateKeyIn, certificateNames } from '../mtls.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import { insertJti } from '../store/tokens.ts';
@@ -32,6 +36,8 @@ export interface ClientAuthDeps {
 export interface ClientCredentialsInput {
   form: Record<string, string>;
   authorization: string | undefined;
+  /** The request's client certificate (RFC 8705), read only for a client that authenticates with one. */
+  certificate?: CertificateSource;
 }
 
 /** Form decoding of a Basic credential part (`+` is a space), as Go's url.QueryUnescape. */
@@ -58,6 +64,55 @@ const wrongMethod = (registered: string, used: string) =>
   oauth2Error('invalid_client', {
     hint: `The OAuth 2.0 Client supports client authentication method '${registered}', but method '${used}' was requested. You must configure the OAuth 2.0 client's 'token_endpoint_auth_method' value to accept '${used}'.`,
   });
+
+/** The client's registered keys; an unavailable `jwks_uri` is `invalid_client`. */
+async function clientKeys(d: ClientAuthDeps, client: FlowClient, refresh: boolean) {
+  try {
+    return await d.outbound.keys(client, { refresh });
+  } catch (e) {
+    if (e instanceof ClientKeysError) throw oauth2Error('invalid_client', { hint: e.message });
+    throw e;
+  }
+}
+
+const TLS_METHODS = new Set(['tls_client_auth', 'self_signed_tls_client_auth']);
+
+/**
+ * RFC 8705 §2: the client proves itself with the TLS client certificate of the request (the
+ * handshake proved possession of its key). Failures are `invalid_client`, as for other methods.
+ */
+async function certificateAuth(d: ClientAuthDeps, client: FlowClient, source: CertificateSource | undefined) {
+  const cert = source?.();
+  const method = client.tokenEndpointAuthMethod;
+  if (!cert) {
+    throw oauth2Error('invalid_client', {
+      hint: `The OAuth 2.0 Client authenticates with '${method}', but the request came without a TLS client certificate.`,
+    });
+  }
+  if (method === 'tls_client_auth') {
+    // §2.1: the chain decides who the certificate is; the registered name decides whose it is.
+    if (!cert.pkiVerified) {
+      throw oauth2Error('invalid_client', {
+        hint: 'The TLS client certificate is not issued by a certificate authority this server trusts for tls_client_auth.',
+      });
+    }
+    if (!client.tlsClientAuth || !certificateNames(cert, client.tlsClientAuth)) {
+      const field = client.tlsClientAuth ? `tls_client_auth_${client.tlsClientAuth.field}` : 'tls_client_auth_*';
+      throw oauth2Error('invalid_client', {
+        hint: `The TLS client certificate does not match the OAuth 2.0 Client's registered ${field}.`,
+      });
+    }
+    return;
+  }
+  // §2.2: no chain; the certificate's key must be one the client registered. A jwks_uri that may
+  // have rotated is fetched again once (rate-limited), as for an unknown private_key_jwt kid.
+  const keys = await clientKeys(d, client, false);
+  if (await certificateKeyIn(cert, keys.keys)) return;
+  if (keys.fetched && (await certificateKeyIn(cert, (await clientKeys(d, client, true)).keys))) return;
+  throw oauth2Error('invalid_client', {
+    hint: "The TLS client certificate's public key is not one of the OAuth 2.0 Client's registered keys (jwks or jwks_uri).",
+  });
+}
 
 /** RFC 7523 §3 claims of a verified client assertion; records its `jti` so that it is used once. */
 async function checkAssertionClaims(d: ClientAuthDeps, claims: Record<string, unknown>, id: string): Promise<void> {
@@ -133,14 +188,7 @@ async function assertionClient(d: ClientAuthDeps, assertion: string, formClientI
   const client = await d.clients.get(id);
   if (!client) throw oauth2Error('invalid_client');
   checkAssertionMethod(client, alg);
-  const keysOf = async (refresh: boolean) => {
-    try {
-      return await d.outbound.keys(client, { refresh });
-    } catch (e) {
-      if (e instanceof ClientKeysError) throw oauth2Error('invalid_client', { hint: e.message });
-      throw e;
-    }
-  };
+  const keysOf = (refresh: boolean) => clientKeys(d, client, refresh);
   const verify = async (keys: Awaited<ReturnType<typeof keysOf>>) =>
     jwtVerify(assertion, createLocalJWKSet(keys), {
       algorithms: [alg],
@@ -209,6 +257,10 @@ export async function authenticateClient(d: ClientAuthDeps, input: ClientCredent
     throw wrongMethod(method, 'client_secret_post');
   }
   if (basic?.secret && method !== 'client_secret_basic') throw wrongMethod(method, 'client_secret_basic');
+  if (TLS_METHODS.has(method)) {
+    await certificateAuth(d, client, input.certificate);
+    return client;
+  }
   if (method === 'none') return client;
   if (!basic && !form.client_secret && method !== 'none') throw wrongMethod(method, 'none');
   if (!(await d.clients.verifySecret(client, secret))) throw oauth2Error('invalid_client');

@@ -19,7 +19,7 @@ import type { TokenPlan } from '../store/token-plan.ts';
 import { type CodeRecord, insertAccessToken, insertCode, type TokenRecord } from '../store/tokens.ts';
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
-import { type GrantSession, idTokenClaims } from './session.ts';
+import { type Confirmation, type GrantSession, idTokenClaims } from './session.ts';
 import { signJwt } from './sign.ts';
 
 export type GrantKind =
@@ -47,8 +47,11 @@ export interface Grant {
    * the refresh token keeps `grantedAudience`.
    */
   accessTokenAudience?: string[];
-  /** The thumbprint of the DPoP key the request proved (RFC 9449): the access token is bound to it. */
-  dpopJkt?: string;
+  /**
+   * What the access token is bound to (token/binding.ts): the DPoP key the request proved (RFC
+   * 9449) and/or its client certificate (RFC 8705 §3).
+   */
+  cnf?: Confirmation;
 }
 
 export interface IssuedToken {
@@ -116,9 +119,9 @@ export function createTokenIssuer(d: IssuerDeps) {
     return d.config.ttl[token];
   }
 
-  /** The grant session as one token carries it: bound to `jkt`, or to no key. */
-  const sessionBoundTo = (session: GrantSession, jkt: string | undefined): GrantSession => {
-    if (jkt) return { ...session, cnf: { jkt } };
+  /** The grant session as one token carries it: bound to `cnf`, or to nothing. */
+  const sessionBoundTo = (session: GrantSession, cnf: Confirmation | undefined): GrantSession => {
+    if (cnf) return { ...session, cnf };
     if (!session.cnf) return session;
     const { cnf: _unbound, ...rest } = session;
     return rest;
@@ -151,7 +154,7 @@ export function createTokenIssuer(d: IssuerDeps) {
     const grant = {
       ...whole,
       grantedAudience: whole.accessTokenAudience ?? whole.grantedAudience,
-      session: sessionBoundTo(whole.session, whole.dpopJkt),
+      session: sessionBoundTo(whole.session, whole.cnf),
     };
     const now = d.clock.now();
     const ms = lifespan(grant.client, kind, 'access_token');
@@ -182,9 +185,10 @@ export function createTokenIssuer(d: IssuerDeps) {
 
   function mintRefreshToken(whole: Grant, kind: GrantKind, accessSignature: string) {
     // RFC 9449 §5: a public client's refresh token is bound to its DPoP key; a confidential
-    // client's is not (its authentication binds it already).
-    const jkt = isPublicClient(whole.client) ? whole.dpopJkt : undefined;
-    const grant = { ...whole, session: sessionBoundTo(whole.session, jkt) };
+    // client's is not (its authentication binds it already). Refresh tokens are never bound to a
+    // certificate: RFC 8705 §4 makes that optional, and a tls client authenticates with one anyway.
+    const jkt = isPublicClient(whole.client) ? whole.cnf?.jkt : undefined;
+    const grant = { ...whole, session: sessionBoundTo(whole.session, jkt ? { jkt } : undefined) };
     const ms = lifespan(grant.client, kind, 'refresh_token');
     const expiresAt = ms < 0 ? null : new Date(d.clock.now().getTime() + ms);
     const { token, signature } = generateOpaqueToken('ory_rt_', secrets);
@@ -240,8 +244,9 @@ export function createTokenIssuer(d: IssuerDeps) {
     const at = await mintAccessToken(grant, kind);
     const response: TokenResponse = {
       access_token: at.token,
-      // RFC 9449 §5: a bound token says so (Hydra's unbound ones stay 'bearer').
-      token_type: grant.dpopJkt ? 'DPoP' : 'bearer',
+      // RFC 9449 §5: a DPoP-bound token says so (Hydra's unbound ones, and certificate-bound ones,
+      // RFC 8705 §3, stay 'bearer').
+      token_type: grant.cnf?.jkt ? 'DPoP' : 'bearer',
       expires_in: at.expiresIn,
       scope: grant.grantedScope.join(' '),
     };

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OAuth2Config } from '../deps.ts';
 import type { Grant } from './issue.ts';
+import { confirmationClaim } from './session.ts';
 
 /**
  * Claims that consent session data (or a token hook) can never set at the top level, whatever
@@ -83,8 +84,9 @@ export function accessTokenClaims(
     client_id: grant.client.id,
   };
   if (!config.oauth2.exclude_not_before_claim) claims.nbf = iat;
-  // RFC 9449 §6.1: a DPoP-bound token names its key.
-  if (grant.session.cnf) claims.cnf = { jkt: grant.session.cnf.jkt };
+  // RFC 9449 §6.1, RFC 8705 §3.1: a bound token names its key or certificate.
+  const cnf = confirmationClaim(grant.session.cnf);
+  if (cnf) claims.cnf = cnf;
   // RFC 8693 §4.1: a delegated token names its actor.
   if (grant.session.act) claims.act = grant.session.act;
   const mode = config.strategies.jwt.scope_claim;

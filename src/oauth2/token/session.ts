@@ -22,6 +22,23 @@ export interface IdTokenBase {
   extra: Record<string, unknown>;
 }
 
+/** RFC 7800 §3.1 confirmation members of a sender-constrained token. */
+export interface Confirmation {
+  /** RFC 9449 §6: the DPoP key's RFC 7638 thumbprint. */
+  jkt?: string;
+  /** RFC 8705 §3.1: base64url(SHA-256(DER)) of the client certificate. */
+  'x5t#S256'?: string;
+}
+
+/** The `cnf` claim of a bound token (JWT access tokens, introspection): the members set, nothing else. */
+export function confirmationClaim(cnf: Confirmation | undefined): Confirmation | undefined {
+  if (!cnf) return undefined;
+  const out: Confirmation = {};
+  if (cnf.jkt) out.jkt = cnf.jkt;
+  if (cnf['x5t#S256']) out['x5t#S256'] = cnf['x5t#S256'];
+  return out.jkt || out['x5t#S256'] ? out : undefined;
+}
+
 export interface GrantSession {
   /** The real subject (introspection `sub`). */
   subject: string;
@@ -29,10 +46,12 @@ export interface GrantSession {
   /** `session.access_token` of the consent (JWT `ext`, introspection `ext`). */
   ext: Record<string, unknown>;
   /**
-   * The key a token is bound to (RFC 9449 `cnf.jkt`): set per token by the issuer (an access token
-   * issued on a DPoP proof; a public client's refresh token), or on a code by `dpop_jkt` (§10).
+   * What a token is bound to (RFC 7800 `cnf`), set per token by the issuer: a DPoP key (RFC 9449
+   * `jkt`: an access token issued on a proof, a public client's refresh token, a code by
+   * `dpop_jkt` §10) and/or a client certificate (RFC 8705 §3.1 `x5t#S256`: an access token of a
+   * client registered with `tls_client_certificate_bound_access_tokens`).
    */
-  cnf?: { jkt: string };
+  cnf?: Confirmation;
   /** RFC 8693 §4.1: the actor of a delegated token (earlier actors nested in its `act`). */
   act?: Record<string, unknown>;
   /** The machine grant the token was issued by (`client_credentials`, `jwt_bearer`); absent for user grants. */

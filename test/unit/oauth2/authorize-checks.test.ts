@@ -35,6 +35,7 @@ const client = (over: Partial<FlowClient> = {}): FlowClient => ({
   skipConsent: false,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
+  tlsClientCertificateBoundAccessTokens: false,
   postLogoutRedirectUris: [],
   frontchannelLogoutUri: '',
   backchannelLogoutUri: '',

@@ -7,11 +7,12 @@
 
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { verifyPkce } from '../../authorize/checks/pkce.ts';
-import { boundTo, checkBoundExchange, type VerifiedProof } from '../../dpop.ts';
+import { checkBoundExchange } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
 import { narrowing } from '../../resource.ts';
 import { deleteTokensOfRequests, findCode } from '../../store/tokens.ts';
+import { boundTo, type Possession } from '../binding.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 
@@ -23,7 +24,7 @@ export async function authorizationCodeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  proof?: VerifiedProof,
+  held: Possession,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes('authorization_code')) {
     throw oauth2Error('unauthorized_client', {
@@ -62,7 +63,7 @@ export async function authorizationCodeGrant(
     form.code_verifier ?? '',
   );
   const session = d.sessions.open<GrantSession>(code.sessionData);
-  checkBoundExchange(session.cnf, proof, 'authorization code');
+  checkBoundExchange(session.cnf, held.proof, 'authorization code');
   // Signed before anything is written, so no signing (and no second pooled connection) happens in a transaction.
   const issued = await d.issuer.planTokens(
     {
@@ -75,7 +76,7 @@ export async function authorizationCodeGrant(
       requestedAt: code.requestedAt,
       session,
       ...narrowing(code.grantedAudience, form.resource),
-      ...boundTo(proof),
+      ...boundTo(client, held),
     },
     'authorization_code',
   );

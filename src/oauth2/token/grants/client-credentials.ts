@@ -8,11 +8,11 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient, isPublicClient } from '../../ports.ts';
 import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
+import { boundTo, type Possession } from '../binding.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 
@@ -37,7 +37,7 @@ export async function clientCredentialsGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  proof?: VerifiedProof,
+  held: Possession,
 ): Promise<GrantPlan> {
   const strategy = scopeStrategy(d.config.strategies.scope);
   const clientScopes = splitSpaces(client.scope);
@@ -77,7 +77,7 @@ export async function clientCredentialsGrant(
       grantedAudience: audience,
       requestedAt: d.clock.now(),
       session: machineSession(d, client.id, 'client_credentials'),
-      ...boundTo(proof),
+      ...boundTo(client, held),
     },
     'client_credentials',
   );

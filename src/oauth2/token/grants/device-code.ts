@@ -12,12 +12,12 @@
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { withTx } from '../../../core/db/tx.ts';
 import { DEVICE_CODE_GRANT } from '../../device/codes.ts';
-import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { narrowing } from '../../resource.ts';
 import { findDeviceRequest, lockDeviceRequest, touchPoll } from '../../store/device.ts';
 import { deleteTokensOfRequests } from '../../store/tokens.ts';
+import { boundTo, type Possession } from '../binding.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 
@@ -32,7 +32,7 @@ export async function deviceCodeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  proof?: VerifiedProof,
+  held: Possession,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(DEVICE_CODE_GRANT)) {
     throw oauth2Error('unauthorized_client', {
@@ -96,7 +96,7 @@ export async function deviceCodeGrant(
       requestedAt: r.requestedAt,
       session: d.sessions.open<GrantSession>(r.sessionData),
       ...narrowing(r.grantedAudience, form.resource),
-      ...boundTo(proof),
+      ...boundTo(client, held),
     },
     'device_authorization',
   );

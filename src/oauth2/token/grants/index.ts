@@ -1,6 +1,6 @@
 /** Grant handlers by `grant_type` (node-oidc-provider's grant map). */
-import type { VerifiedProof } from '../../dpop.ts';
 import type { FlowClient } from '../../ports.ts';
+import type { Possession } from '../binding.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
@@ -15,8 +15,8 @@ export type GrantHandler = (
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  /** The request's DPoP proof (RFC 9449), checked: the access token is bound to its key. */
-  proof?: VerifiedProof,
+  /** What the request proved possession of (DPoP key, client certificate): the access token is bound to it. */
+  held: Possession,
 ) => Promise<GrantPlan>;
 
 export const GRANTS: Record<string, GrantHandler> = {

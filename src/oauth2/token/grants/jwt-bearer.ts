@@ -11,12 +11,12 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
 import { insertJti } from '../../store/tokens.ts';
+import { boundTo, type Possession } from '../binding.ts';
 import { machineSession, requestedAudienceOf } from './client-credentials.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 import {
@@ -31,7 +31,7 @@ export async function jwtBearerGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  proof?: VerifiedProof,
+  held: Possession,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(JWT_BEARER_GRANT)) {
     throw oauth2Error('unauthorized_client', {
@@ -81,7 +81,7 @@ export async function jwtBearerGrant(
       grantedAudience: audience,
       requestedAt: d.clock.now(),
       session: machineSession(d, claims.sub, 'jwt_bearer'),
-      ...boundTo(proof),
+      ...boundTo(client, held),
     },
     'jwt_bearer',
     { assertion: [assertion] },

@@ -17,13 +17,14 @@
 import type { AuditEvent } from '../../../core/audit/events.ts';
 import { verifyOpaqueToken } from '../../../core/crypto/hmac.ts';
 import { metrics } from '../../../core/observability/metrics.ts';
-import { boundTo, checkBoundExchange, type VerifiedProof } from '../../dpop.ts';
+import { checkBoundExchange } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { narrowing } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy } from '../../scope.ts';
 import { revokeGrant } from '../../store/token-plan.ts';
 import { findRefreshToken, type RefreshRecord } from '../../store/tokens.ts';
+import { boundTo, type Possession } from '../binding.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../rotation.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
@@ -77,7 +78,7 @@ export async function refreshTokenGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  proof?: VerifiedProof,
+  held: Possession,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes('refresh_token')) {
     throw oauth2Error('unauthorized_client', {
@@ -96,7 +97,7 @@ export async function refreshTokenGrant(
   }
   checkRefresh(d, client, row);
   const session = d.sessions.open<GrantSession>(row.sessionData);
-  checkBoundExchange(session.cnf, proof, 'refresh token');
+  checkBoundExchange(session.cnf, held.proof, 'refresh token');
   const issued = await d.issuer.planTokens(
     {
       requestId: row.requestId,
@@ -108,7 +109,7 @@ export async function refreshTokenGrant(
       requestedAt: d.clock.now(),
       session,
       ...narrowing(row.grantedAudience, form.resource),
-      ...boundTo(proof),
+      ...boundTo(client, held),
     },
     'refresh_token',
   );

@@ -4,7 +4,7 @@
  *
  * Subject tokens: an access token gatehouse issued (`…:token-type:access_token`), active, issued to
  * the exchanging client or naming it in its audience, and — when DPoP-bound — exchanged with a proof
- * of its key; or a JWT from a trusted JWT-bearer issuer (`…:token-type:jwt`), checked as a JWT
+ * of its key (when certificate-bound, RFC 8705, over a connection with its certificate); or a JWT from a trusted JWT-bearer issuer (`…:token-type:jwt`), checked as a JWT
  * bearer assertion (signature by the trusted key, `aud` the token endpoint, lifetime).
  * Without `actor_token` the new token impersonates the subject (`sub` is the subject's); with one it
  * is delegated (§1.1): `act` names the actor, and the subject token's own `act` (earlier actors)
@@ -17,11 +17,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../../core/errors.ts';
-import { boundTo, type VerifiedProof } from '../../dpop.ts';
 import { oauth2Error } from '../../oauth-errors.ts';
 import { clientGrantTypes, type FlowClient } from '../../ports.ts';
 import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
+import { boundTo, type Possession } from '../binding.ts';
 import type { GrantSession } from '../session.ts';
 import { requestedAudienceOf } from './client-credentials.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
@@ -50,7 +50,7 @@ async function gatehouseToken(
   client: FlowClient,
   token: string,
   what: 'subject_token' | 'actor_token',
-  proof: VerifiedProof | undefined,
+  held: Possession,
 ): Promise<PresentedParty> {
   const found = await d.lookup.find(token, false);
   const row = found?.use === 'access_token' ? found.row : undefined;
@@ -59,8 +59,12 @@ async function gatehouseToken(
   const session = d.sessions.open<GrantSession>(row.sessionData);
   if (what === 'subject_token' && row.clientId !== client.id && !row.grantedAudience.includes(client.id))
     throw refused('The subject_token was neither issued to this client nor names it in its audience.');
-  if (session.cnf && proof?.jkt !== session.cnf.jkt)
+  const cnf = session.cnf;
+  if (cnf?.jkt && held.proof?.jkt !== cnf.jkt)
     throw refused(`The ${what} is DPoP-bound: the request needs a DPoP proof of its key.`);
+  // RFC 8705 §3: a certificate-bound token is presented only over a connection with that certificate.
+  if (cnf?.['x5t#S256'] && held.certificate()?.thumbprint !== cnf['x5t#S256'])
+    throw refused(`The ${what} is certificate-bound: the request needs the TLS client certificate it is bound to.`);
   const ext = session.ext ?? {};
   const obj = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined);
   const act = session.act ?? obj(ext.act);
@@ -100,7 +104,7 @@ export async function tokenExchangeGrant(
   d: GrantDeps,
   client: FlowClient,
   form: Record<string, string>,
-  proof?: VerifiedProof,
+  held: Possession,
 ): Promise<GrantPlan> {
   if (!clientGrantTypes(client).includes(TOKEN_EXCHANGE_GRANT)) {
     throw oauth2Error('unauthorized_client', {
@@ -113,7 +117,7 @@ export async function tokenExchangeGrant(
   if (form.requested_token_type && form.requested_token_type !== ACCESS_TOKEN_TYPE)
     throw refused(`Only '${ACCESS_TOKEN_TYPE}' can be requested.`);
   const party = (token: string, type: string, what: 'subject_token' | 'actor_token') => {
-    if (type === ACCESS_TOKEN_TYPE) return gatehouseToken(d, client, token, what, proof);
+    if (type === ACCESS_TOKEN_TYPE) return gatehouseToken(d, client, token, what, held);
     if (type === JWT_TYPE) return trustedJwt(d, token, what);
     throw refused(`The ${what}_type '${type}' is not supported (use '${ACCESS_TOKEN_TYPE}' or '${JWT_TYPE}').`);
   };
@@ -160,7 +164,7 @@ export async function tokenExchangeGrant(
       grantedAudience: audience,
       requestedAt: d.clock.now(),
       session,
-      ...boundTo(proof),
+      ...boundTo(client, held),
     },
     'token_exchange',
   );
