@@ -138,8 +138,8 @@ const oauth2Spec = {
     },
     mtls: {
       enabled: bool(
-        true,
-        'Mutual-TLS client authentication and certificate-bound access tokens (RFC 8705). Has effect only where client certificates can arrive: where the public listener serves TLS (it then asks for a client certificate without requiring one) or with `oauth2.mtls.trusted_proxy.header`. Advertised in discovery only then.',
+        false,
+        'Mutual-TLS client authentication and certificate-bound access tokens (RFC 8705). Has effect only where client certificates can arrive: where the public listener serves TLS (it then asks for a client certificate without requiring one) or with `oauth2.mtls.trusted_proxy.header`. Advertised in discovery only then. Off by default: a listener that asks for certificates makes some browsers offer the user a certificate chooser on the login pages’ redirects, so turn it on where machine clients connect (or behind a proxy that asks only on a host of its own).',
       ),
       ca: str(
         '',

@@ -119,7 +119,10 @@ async function adminCreate(body: Record<string, unknown>) {
 }
 
 beforeAll(async () => {
-  t = await startTestServer({ publicTls: serverCert, overrides: { 'oauth2.mtls.ca': ca.cert } });
+  t = await startTestServer({
+    publicTls: serverCert,
+    overrides: { 'oauth2.mtls.enabled': true, 'oauth2.mtls.ca': ca.cert },
+  });
 });
 afterAll(() => t?.close());
 
@@ -443,6 +446,7 @@ describe('a TLS-terminating proxy (oauth2.mtls.trusted_proxy)', () => {
   let client: CreatedClient;
   beforeAll(async () => {
     const proxy = (addresses: string[]) => ({
+      'oauth2.mtls.enabled': true,
       'oauth2.mtls.ca': ca.cert,
       'oauth2.mtls.trusted_proxy.header': header,
       'oauth2.mtls.trusted_proxy.addresses': addresses,

@@ -5,10 +5,12 @@ import { problems } from '../../helpers/config.ts';
 import { testCa } from '../../helpers/tls.ts';
 
 describe('oauth2.mtls', () => {
-  it('takes a PEM bundle and IPs and CIDRs of both families', () => {
+  it('is off by default; takes a PEM bundle and IPs and CIDRs of both families', () => {
+    expect(loadConfig({ env: {} }).oauth2.mtls.enabled).toBe(false);
     const c = loadConfig({
       env: {},
       overrides: {
+        'oauth2.mtls.enabled': true,
         'oauth2.mtls.ca': testCa().cert,
         'oauth2.mtls.trusted_proxy.header': 'X-SSL-Client-Cert',
         'oauth2.mtls.trusted_proxy.addresses': ['10.0.0.5', '10.1.0.0/16', '::1', 'fd00::/8'],
