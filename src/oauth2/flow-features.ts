@@ -64,7 +64,7 @@ export function createFlowFeatures(
   core: OAuth2Deps,
   deps: { clients: ClientPort; keys: KeyPort; trust: TrustService },
 ) {
-  const { config, clock, db } = core;
+  const { config, clock, db, changes } = core;
   const now = () => clock.now();
   const { clients, keys } = deps;
   const codec = createFlowCodec(keyRing(config.secrets.system, 'flow'), config.ttl.login_consent_request, now);
@@ -93,17 +93,15 @@ export function createFlowFeatures(
   // RFC 9126 §2: an assertion sent to the PAR endpoint may name it, the issuer or the token endpoint.
   const parAudiences = [...new Set([...tokenUrls, parEndpoint(config), config.urls.self.issuer])];
   const dpop = createDpop({ config, clock, db });
-  const pushed = createPushedRequests({
-    ...authorizeDeps,
-    dpop,
-    clientAuth: { ...clientAuth, tokenUrls: parAudiences },
-  });
+  const parDeps = { ...authorizeDeps, dpop, clientAuth: { ...clientAuth, tokenUrls: parAudiences } };
+  const pushed = createPushedRequests(parDeps);
   const authorize = createAuthorizeService(authorizeDeps, pushed);
 
-  const lookup = createTokenLookup({ config, clock, db, keys, changes: core.changes });
+  const lookup = createTokenLookup({ config, clock, db, keys, changes });
   const token = createTokenService({
     dpop,
     lookup,
+    changes,
     config,
     clock,
     db,
@@ -124,7 +122,7 @@ export function createFlowFeatures(
   const credentials = createCredentialsService({ config, clock, db, keys, sessions, nonces: vcNonces, dpop });
   const userinfo = createUserinfoService({ config, clock, db, clients, keys, sessions, dpop });
   const introspection = createIntrospectionService({ config, clock, lookup, sessions });
-  const revocation = createRevocationService({ config, clock, db, lookup, clientAuth, audit });
+  const revocation = createRevocationService({ config, clock, db, lookup, clientAuth, audit, changes });
   const log = core.log;
   const channels = createLogoutChannels({
     jobs: jobsFor(oauth2Tasks, core.queue),
@@ -136,7 +134,8 @@ export function createFlowFeatures(
     fetchDynamic: core.fetchDynamic,
     log,
   });
-  const consentSessions = createSessionsService({ config, clock, db, clients, sessions, channels, log, audit });
+  const sessionDeps = { config, clock, db, clients, sessions, channels, log, audit, changes };
+  const consentSessions = createSessionsService(sessionDeps);
   const logoutCodec = createLogoutCodec(keyRing(config.secrets.system, 'flow'), now);
   const logout = createLogoutService({
     config,

@@ -123,7 +123,14 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
     keys: keyPortOf(keys),
     trust,
   });
-  const janitor = createJanitor({ db: core.db, jobs: jobsFor(oauth2Tasks, core.queue), clock, log: core.log, config });
+  const janitor = createJanitor({
+    db: core.db,
+    jobs: jobsFor(oauth2Tasks, core.queue),
+    clock,
+    log: core.log,
+    config,
+    changes: core.changes,
+  });
   const dcr = registrationHandlers(registration);
   // The client certificate of a request (RFC 8705), for client authentication and bound tokens.
   const certificates = createClientCertificates({ config, clock });

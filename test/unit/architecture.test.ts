@@ -393,7 +393,6 @@ const COMPOSITION_ROOT = ['src/container.ts', 'src/config.ts'];
 
 /** Module-level `let`s that wait for work in progress elsewhere, each with its reason. */
 const MODULE_LETS: Record<string, string> = {
-  'src/oauth2/store/tokens.ts': '`revocations`: src/oauth2/store/** (token persistence refactor in progress)',
   'src/core/observability/tracing.ts':
     '`active`: mirrors OpenTelemetry’s tracer provider, which is global to the process (startTracing registers it once)',
 };

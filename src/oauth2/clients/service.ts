@@ -276,7 +276,7 @@ export function createClientService(
   async function remove(id: string): Promise<void> {
     await writing(async (trx) => {
       if (!(await store.deleteClientById(trx, id))) throw dbNotFound();
-      await deleteTokensOfClient(trx, id);
+      await deleteTokensOfClient(trx, id, core.changes);
       await core.audit.record(trx, { type: 'oauth2.client.deleted', target: { kind: 'client', id } });
     });
   }

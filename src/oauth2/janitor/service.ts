@@ -16,6 +16,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
 import { countExpired, deleteExpiredBatch, type ExpiringTable, type ExpiryCutoff } from '../store/janitor.ts';
+import type { TokenChanges } from '../store/tokens.ts';
 import type { OAuth2Jobs } from '../tasks.ts';
 import { JANITOR_TARGETS, type JanitorTarget } from './schemas.ts';
 
@@ -72,6 +73,8 @@ export interface JanitorDeps {
   clock: Clock;
   log: Logger;
   config: { janitor: { limit: number; batch_size: number } };
+  /** Announces the access tokens a batch deletes (store/tokens.ts). */
+  changes: TokenChanges;
 }
 
 /** The cutoff of one table: a lifespan given for its tokens replaces their stored expiry. */
@@ -119,7 +122,7 @@ export function createJanitor(d: JanitorDeps) {
         let deleted = 0;
         while (deleted < o.limit) {
           const want = Math.min(o.batchSize, o.limit - deleted);
-          const n = await deleteExpiredBatch(d.db, t, cutoffFor(t, cutoff, o), want);
+          const n = await deleteExpiredBatch(d.db, t, cutoffFor(t, cutoff, o), want, d.changes);
           deleted += n;
           if (n) o.onBatch?.(t.table, n);
           if (n < want) break;

@@ -17,7 +17,7 @@ import { AppError } from '../../core/errors.ts';
 import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { deleteAccessTokensOfClient } from '../store/token-families.ts';
-import { deleteTokensOfRequests, noteAccessTokenRevocation } from '../store/tokens.ts';
+import { announceRevocation, deleteTokensOfRequests, type TokenChanges } from '../store/tokens.ts';
 import { authenticateClient, type ClientAuthDeps, type ClientCredentialsInput } from '../token/client-auth.ts';
 import type { TokenLookup } from '../token/lookup.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../token/rotation.ts';
@@ -31,6 +31,8 @@ export interface RevocationDeps {
   clientAuth: ClientAuthDeps;
   /** Records audit events (rows with `audit.enabled`). */
   audit: Audit;
+  /** Announces the access tokens it deletes (store/tokens.ts). */
+  changes: TokenChanges;
 }
 
 export function createRevocationService(d: RevocationDeps) {
@@ -60,7 +62,7 @@ export function createRevocationService(d: RevocationDeps) {
         return;
       }
       await withTx(d.db, async (trx) => {
-        await deleteTokensOfRequests(trx, [found.row.requestId]);
+        await deleteTokensOfRequests(trx, [found.row.requestId], d.changes);
         await d.audit.record(trx, {
           type: 'oauth2.tokens.revoked',
           actor: { kind: 'client', id: client.id },
@@ -69,7 +71,7 @@ export function createRevocationService(d: RevocationDeps) {
         });
       });
       // Again once committed: an introspection that read the row meanwhile must not keep it.
-      noteAccessTokenRevocation();
+      announceRevocation(d.changes);
     },
 
     /** Deletes the client's access tokens; refresh tokens stay (Hydra). @throws 400 without client_id */
@@ -80,10 +82,10 @@ export function createRevocationService(d: RevocationDeps) {
         });
       }
       await withTx(d.db, async (trx) => {
-        await deleteAccessTokensOfClient(trx, clientId);
+        await deleteAccessTokensOfClient(trx, clientId, d.changes);
         await d.audit.record(trx, { type: 'oauth2.tokens.revoked', target: { kind: 'client', id: clientId } });
       });
-      noteAccessTokenRevocation();
+      announceRevocation(d.changes);
     },
   };
 }

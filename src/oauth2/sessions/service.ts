@@ -18,7 +18,7 @@ import type { ClientPort, FlowClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
 import { countLoginSessions, deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
-import { deleteTokensOfRequests, deleteTokensOfSubject } from '../store/tokens.ts';
+import { deleteTokensOfRequests, deleteTokensOfSubject, type TokenChanges } from '../store/tokens.ts';
 import { consentSessionView } from './schemas.ts';
 
 export interface SessionsDeps {
@@ -32,6 +32,8 @@ export interface SessionsDeps {
   log: Logger;
   /** Records audit events (rows with `audit.enabled`). */
   audit: Audit;
+  /** Announces the access tokens it deletes (store/tokens.ts). */
+  changes: TokenChanges;
 }
 
 export interface LoginSessionRevocation {
@@ -149,9 +151,9 @@ export function createSessionsService(d: SessionsDeps) {
         const ids = await deleteConsentFlows(trx, sel);
         // A consent request id names a grant family even when its row was discarded (skipped consent).
         if ('consentRequestId' in sel && !ids.includes(sel.consentRequestId)) ids.push(sel.consentRequestId);
-        await deleteTokensOfRequests(trx, ids);
+        await deleteTokensOfRequests(trx, ids, d.changes);
         // Consents discarded by `feature_flags.discard_skipped_consents` have no row to find.
-        if ('subject' in sel) await deleteTokensOfSubject(trx, sel.subject, sel.clientId);
+        if ('subject' in sel) await deleteTokensOfSubject(trx, d.changes, sel.subject, sel.clientId);
         await d.audit.record(trx, {
           type: 'oauth2.consent.revoked',
           target:

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import { noteAccessTokenRevocation } from './tokens.ts';
+import { announceRevocation, type TokenChanges } from './tokens.ts';
 
 export interface ExpiringTable {
   table:
@@ -50,8 +50,14 @@ function dueRows(t: ExpiringTable, c: ExpiryCutoff, limit: number) {
 }
 
 /** Deletes at most `limit` due rows of one table; returns how many went. */
-export async function deleteExpiredBatch(db: Executor, t: ExpiringTable, c: ExpiryCutoff, limit: number) {
-  if (t.table === 'oauth2_access_tokens') noteAccessTokenRevocation();
+export async function deleteExpiredBatch(
+  db: Executor,
+  t: ExpiringTable,
+  c: ExpiryCutoff,
+  limit: number,
+  changes: TokenChanges,
+) {
+  if (t.table === 'oauth2_access_tokens') announceRevocation(changes);
   const r = await sql`delete from ${sql.table(t.table)}
     where nid = ${DEFAULT_NID} and ${sql.ref(t.key)} in (${dueRows(t, c, limit)})`.execute(db);
   return Number(r.numAffectedRows ?? 0);

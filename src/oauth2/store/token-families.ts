@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
-import { noteAccessTokenRevocation, type RefreshRecord, refreshFromRow } from './tokens.ts';
+import { announceRevocation, type RefreshRecord, refreshFromRow, type TokenChanges } from './tokens.ts';
 
 /**
  * Reads a refresh token and locks its row for the rest of the transaction (`FOR UPDATE`), so
@@ -52,8 +52,8 @@ export async function deactivateRefreshTokensOfRequest(db: Executor, requestId: 
     .execute();
 }
 
-export async function deleteAccessToken(db: Executor, signature: string): Promise<number> {
-  noteAccessTokenRevocation();
+export async function deleteAccessToken(db: Executor, signature: string, changes: TokenChanges): Promise<number> {
+  announceRevocation(changes);
   const r = await db
     .deleteFrom('oauth2_access_tokens')
     .where('nid', '=', DEFAULT_NID)
@@ -62,8 +62,12 @@ export async function deleteAccessToken(db: Executor, signature: string): Promis
   return Number(r.numDeletedRows);
 }
 
-export async function deleteAccessTokensOfRequest(db: Executor, requestId: string): Promise<void> {
-  noteAccessTokenRevocation();
+export async function deleteAccessTokensOfRequest(
+  db: Executor,
+  requestId: string,
+  changes: TokenChanges,
+): Promise<void> {
+  announceRevocation(changes);
   await db
     .deleteFrom('oauth2_access_tokens')
     .where('nid', '=', DEFAULT_NID)
@@ -72,8 +76,12 @@ export async function deleteAccessTokensOfRequest(db: Executor, requestId: strin
 }
 
 /** `DELETE /admin/oauth2/tokens?client_id=`: the client's access tokens (refresh tokens stay, as in Hydra). */
-export async function deleteAccessTokensOfClient(db: Executor, clientId: string): Promise<number> {
-  noteAccessTokenRevocation();
+export async function deleteAccessTokensOfClient(
+  db: Executor,
+  clientId: string,
+  changes: TokenChanges,
+): Promise<number> {
+  announceRevocation(changes);
   const r = await db
     .deleteFrom('oauth2_access_tokens')
     .where('nid', '=', DEFAULT_NID)
@@ -83,8 +91,8 @@ export async function deleteAccessTokensOfClient(db: Executor, clientId: string)
 }
 
 /** Every access token, refresh token and authorization code of a client (the client is deleted). */
-export async function deleteTokensOfClient(db: Executor, clientId: string): Promise<void> {
-  noteAccessTokenRevocation();
+export async function deleteTokensOfClient(db: Executor, clientId: string, changes: TokenChanges): Promise<void> {
+  announceRevocation(changes);
   for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens', 'oauth2_authorization_codes'] as const) {
     await db.deleteFrom(table).where('nid', '=', DEFAULT_NID).where('client_id', '=', clientId).execute();
   }

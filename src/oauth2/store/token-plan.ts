@@ -33,6 +33,7 @@ import {
   type OneTime,
   type RefreshRecord,
   spendIssuing,
+  type TokenChanges,
 } from './tokens.ts';
 
 /** A refresh token to rotate: what the locked row must satisfy, and what reuse revokes. */
@@ -69,6 +70,8 @@ export type PlanOutcome = 'stored' | 'spent' | 'gone' | 'reused' | 'contended';
 export interface PlanDeps {
   audit: Audit;
   clock: Clock;
+  /** Announces the access tokens a rotation or a reuse deletes (store/tokens.ts `TokenChanges`). */
+  changes: TokenChanges;
 }
 
 async function record(exec: Executor, events: readonly AuditEvent[], audit: Audit): Promise<void> {
@@ -84,9 +87,15 @@ async function writeRows(exec: Executor, spend: OneTime | { kind: 'none' }, plan
 }
 
 /** Deletes every token of a grant and records why, in one transaction. */
-export function revokeGrant(db: Db, requestId: string, event: AuditEvent, audit: Audit): Promise<void> {
+export function revokeGrant(
+  db: Db,
+  requestId: string,
+  event: AuditEvent,
+  d: { audit: Audit; changes: TokenChanges },
+): Promise<void> {
+  const { audit } = d;
   return withTx(db, async (trx) => {
-    await deleteTokensOfRequests(trx, [requestId]);
+    await deleteTokensOfRequests(trx, [requestId], d.changes);
     await audit.record(trx, event);
   });
 }
@@ -100,17 +109,17 @@ async function rotate(db: Db, plan: TokenPlan, r: Rotation, d: PlanDeps): Promis
         if (!locked) return 'gone';
         const now = d.clock.now();
         if (!r.usable(locked, now)) {
-          await deleteTokensOfRequests(trx, [r.requestId]);
+          await deleteTokensOfRequests(trx, [r.requestId], d.changes);
           await d.audit.record(trx, r.reuse);
           return 'reused';
         }
         await markRefreshTokenUsed(trx, r.signature, now);
         if (r.graceful) {
-          if (locked.accessTokenSignature) await deleteAccessToken(trx, locked.accessTokenSignature);
-          else await deleteAccessTokensOfRequest(trx, r.requestId);
+          if (locked.accessTokenSignature) await deleteAccessToken(trx, locked.accessTokenSignature, d.changes);
+          else await deleteAccessTokensOfRequest(trx, r.requestId, d.changes);
         } else {
           // Strict: one token chain per grant.
-          await deleteAccessTokensOfRequest(trx, r.requestId);
+          await deleteAccessTokensOfRequest(trx, r.requestId, d.changes);
           await deactivateRefreshTokensOfRequest(trx, r.requestId);
         }
         await insertTokens(trx, plan.rows.access, plan.rows.refresh);

@@ -2,7 +2,9 @@
  * Authorization codes, access and refresh tokens (keyed by the token's HMAC signature) and the
  * `jti` blacklist. Rows of one grant family share `request_id`.
  */
+
 import { sql } from 'kysely';
+import type { ChangeFeed } from '../../core/db/changes.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { Executor } from '../../core/db/tx.ts';
 import { insertFrom, insertValues } from './one-statement.ts';
@@ -37,17 +39,15 @@ export interface RefreshRecord extends TokenRecord {
   usedTimes: number;
 }
 
-let revocations = 0;
 /**
- * Counts, per process, the statements that delete or may delete access tokens (revocation, reuse
- * detection, client or consent deletion), counted as they start: the cache of introspected tokens
- * (token/lookup.ts) drops what it holds when it moves, before even the change notification arrives.
+ * Where a statement that deletes (or may delete) access tokens is announced as it starts: the
+ * process's change feed (`bump('token')`), whose `token` version the cache of introspected tokens
+ * (token/lookup.ts) compares, so that it drops what it holds before even the notification of the
+ * commit arrives. Every deleting function of the store takes it, so none can forget; undefined
+ * where no cache can be (a process without a feed).
  */
-export const accessTokenRevocations = () => revocations;
-/** Marks that access tokens are about to be deleted (or were, once a transaction committed). */
-export const noteAccessTokenRevocation = () => {
-  revocations++;
-};
+export type TokenChanges = Pick<ChangeFeed, 'bump'> | undefined;
+export const announceRevocation = (changes: TokenChanges): void => changes?.bump('token');
 
 const base = (t: TokenRecord) => ({
   nid: DEFAULT_NID,
@@ -236,10 +236,14 @@ export async function findRefreshToken(db: Executor, signature: string): Promise
 }
 
 /** Deletes every access and refresh token (and unused code) of the given grant families. */
-export async function deleteTokensOfRequests(db: Executor, requestIds: readonly string[]): Promise<void> {
+export async function deleteTokensOfRequests(
+  db: Executor,
+  requestIds: readonly string[],
+  changes: TokenChanges,
+): Promise<void> {
   if (!requestIds.length) return;
   const ids = [...requestIds];
-  noteAccessTokenRevocation();
+  announceRevocation(changes);
   await db.deleteFrom('oauth2_access_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
   await db.deleteFrom('oauth2_refresh_tokens').where('nid', '=', DEFAULT_NID).where('request_id', 'in', ids).execute();
   await db
@@ -286,8 +290,13 @@ export async function isJtiKnown(db: Executor, signature: string, now: Date): Pr
  * uses it so that tokens of discarded (skipped) consents go too; the (nid, subject, client_id)
  * indexes keep it cheap.
  */
-export async function deleteTokensOfSubject(db: Executor, subject: string, clientId?: string): Promise<void> {
-  noteAccessTokenRevocation();
+export async function deleteTokensOfSubject(
+  db: Executor,
+  changes: TokenChanges,
+  subject: string,
+  clientId?: string,
+): Promise<void> {
+  announceRevocation(changes);
   for (const table of ['oauth2_access_tokens', 'oauth2_refresh_tokens'] as const) {
     let q = db.deleteFrom(table).where('nid', '=', DEFAULT_NID).where('subject', '=', subject);
     if (clientId !== undefined) q = q.where('client_id', '=', clientId);

@@ -11,13 +11,7 @@ import type { ChangeFeed } from '../../core/db/changes.ts';
 import type { Database } from '../../core/db/schema.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { KeyPort } from '../ports.ts';
-import {
-  accessTokenRevocations,
-  findAccessToken,
-  findRefreshToken,
-  type RefreshRecord,
-  type TokenRecord,
-} from '../store/tokens.ts';
+import { findAccessToken, findRefreshToken, type RefreshRecord, type TokenRecord } from '../store/tokens.ts';
 
 export type FoundToken = { use: 'access_token'; row: TokenRecord } | { use: 'refresh_token'; row: RefreshRecord };
 
@@ -61,8 +55,8 @@ export function createTokenLookup(d: LookupDeps) {
    * statement runs) or in any other (the `token` notification of a trigger, sql/0220) — drops them
    * all. Expiry and scope are checked on every use, as for a row just read.
    */
-  const known = new Map<string, { version: string; at: number; row: TokenRecord }>();
-  const versionNow = (feed: ChangeFeed) => `${feed.version('token')}/${accessTokenRevocations()}`;
+  const known = new Map<string, { version: number; at: number; row: TokenRecord }>();
+  const versionNow = (feed: ChangeFeed) => feed.version('token');
 
   async function findAccessCached(sig: string): Promise<TokenRecord | undefined> {
     const feed = d.changes;

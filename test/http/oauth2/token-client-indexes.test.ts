@@ -70,11 +70,11 @@ describe('(nid, client_id) token indexes', () => {
         from generate_series(1, 3000) as g`.execute(t.container.db);
       await sql`analyze ${sql.table(table)}`.execute(t.container.db);
     }
-    const revokeAll = await plansOf((trx) => deleteAccessTokensOfClient(trx, client.client_id));
+    const revokeAll = await plansOf((trx) => deleteAccessTokensOfClient(trx, client.client_id, undefined));
     expect(revokeAll).toHaveLength(1);
     expect(revokeAll[0]).toContain(INDEXES.oauth2_access_tokens);
 
-    const clientGone = await plansOf((trx) => deleteTokensOfClient(trx, client.client_id));
+    const clientGone = await plansOf((trx) => deleteTokensOfClient(trx, client.client_id, undefined));
     expect(clientGone).toHaveLength(3);
     expect(clientGone[0]).toContain(INDEXES.oauth2_access_tokens);
     expect(clientGone[1]).toContain(INDEXES.oauth2_refresh_tokens);

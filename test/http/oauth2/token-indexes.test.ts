@@ -31,7 +31,7 @@ afterAll(async () => {
 
 /** The plans of the statements `deleteTokensOfSubject` runs, inside a rolled-back transaction. */
 const plansOf = (subject: string, clientId?: string) =>
-  capture.plansOf((trx) => deleteTokensOfSubject(trx, subject, clientId));
+  capture.plansOf((trx) => deleteTokensOfSubject(trx, undefined, subject, clientId));
 
 describe('(nid, subject, client_id) token indexes', () => {
   it('are created concurrently by no-transaction, required-by-code migrations', () => {

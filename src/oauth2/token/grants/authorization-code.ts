@@ -35,7 +35,7 @@ export async function authorizationCodeGrant(
   const code = signature ? await findCode(d.db, signature) : undefined;
   if (!signature || !code) throw oauth2Error('invalid_grant', { hint: 'The authorization code is not valid.' });
   if (!code.active) {
-    await deleteTokensOfRequests(d.db, [code.requestId]);
+    await deleteTokensOfRequests(d.db, [code.requestId], d.changes);
     throw used();
   }
   if (code.expiresAt.getTime() < d.clock.now().getTime()) {
@@ -85,7 +85,7 @@ export async function authorizationCodeGrant(
     spend: { kind: 'code', signature },
     async refused() {
       // Lost a race with another exchange of the same code: treat it as the replay it is.
-      await deleteTokensOfRequests(d.db, [code.requestId]);
+      await deleteTokensOfRequests(d.db, [code.requestId], d.changes);
       return used();
     },
   };

@@ -6,6 +6,7 @@ import type { Database } from '../../../core/db/schema.ts';
 import type { OAuth2Config } from '../../deps.ts';
 import type { SessionCodec } from '../../session-data.ts';
 import type { PlanOutcome } from '../../store/token-plan.ts';
+import type { TokenChanges } from '../../store/tokens.ts';
 import type { TrustService } from '../../trust/service.ts';
 import type { IssuedTokens, TokenIssuer } from '../issue.ts';
 import type { TokenLookup } from '../lookup.ts';
@@ -22,6 +23,8 @@ export interface GrantDeps {
   trust: Pick<TrustService, 'keysFor'>;
   /** Accepted `aud` values of assertions: the public token URL and the issuer-derived one. */
   tokenUrls: readonly string[];
+  /** Announces deletions of access tokens (a replayed code revokes its grant): the process's change feed. */
+  changes: TokenChanges;
   /** Finds presented tokens (token exchange's subject and actor tokens). */
   lookup: Pick<TokenLookup, 'find'>;
 }

@@ -78,7 +78,7 @@ export async function deviceCodeGrant(
   });
   if (poll.kind === 'error') throw poll.error;
   if (poll.kind === 'replay') {
-    await deleteTokensOfRequests(d.db, [poll.requestId]);
+    await deleteTokensOfRequests(d.db, [poll.requestId], d.changes);
     throw used();
   }
 
@@ -105,7 +105,7 @@ export async function deviceCodeGrant(
     spend: { kind: 'device', signature },
     async refused() {
       // Lost a race with a concurrent poll of the same code: that one got the tokens.
-      await deleteTokensOfRequests(d.db, [r.requestId]);
+      await deleteTokensOfRequests(d.db, [r.requestId], d.changes);
       return used();
     },
   };

@@ -92,7 +92,7 @@ export async function refreshTokenGrant(
   const reuse = reuseDetected(row.clientId, row.requestId);
   if (!refreshTokenUsable(row, d.clock.now(), policy)) {
     metrics.refreshReuse.inc();
-    await revokeGrant(d.db, row.requestId, reuse, d.audit);
+    await revokeGrant(d.db, row.requestId, reuse, d);
     throw alreadyUsed();
   }
   checkRefresh(d, client, row);
