@@ -21,7 +21,7 @@ import {
 } from '../store/flows.ts';
 import { codeValues } from '../store/tokens.ts';
 import { obfuscateSubject } from '../subject.ts';
-import type { Grant } from '../token/issue.ts';
+import type { Grant } from '../token/grant.ts';
 import type { GrantSession } from '../token/session.ts';
 import type { AuthorizeDeps, CookieJar } from './deps.ts';
 import { checkCsrf, verifierExpiry } from './login-step.ts';

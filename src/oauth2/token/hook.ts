@@ -16,8 +16,7 @@ import type { HookConfig } from '../../core/config/schema.ts';
 import type { Logger } from '../../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
 import { oauth2Error } from '../oauth-errors.ts';
-import { JWT_BEARER_GRANT } from './grants/jwt-bearer-checks.ts';
-import type { Grant, GrantKind } from './issue.ts';
+import { type Grant, type GrantKind, JWT_BEARER_GRANT } from './grant.ts';
 
 export interface TokenHookDeps {
   hook: HookConfig | undefined;

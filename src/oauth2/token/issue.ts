@@ -17,42 +17,13 @@ import { clientGrantTypes, isPublicClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import type { TokenPlan } from '../store/token-plan.ts';
 import { type CodeRecord, insertAccessToken, insertCode, type TokenRecord } from '../store/tokens.ts';
+import type { Grant, GrantKind } from './grant.ts';
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';
 import { type Confirmation, type GrantSession, idTokenClaims } from './session.ts';
 import { signJwt } from './sign.ts';
 
-export type GrantKind =
-  | 'authorization_code'
-  | 'implicit'
-  | 'refresh_token'
-  | 'client_credentials'
-  | 'jwt_bearer'
-  | 'device_authorization'
-  | 'token_exchange';
 type TokenKind = 'access_token' | 'id_token' | 'refresh_token';
-
-export interface Grant {
-  /** The grant family id (the consent request id for browser flows). */
-  requestId: string;
-  client: FlowClient;
-  requestedScope: string[];
-  grantedScope: string[];
-  requestedAudience: string[];
-  grantedAudience: string[];
-  requestedAt: Date;
-  session: GrantSession;
-  /**
-   * The access token's audience when a token request narrowed it with `resource` (RFC 8707 §2.2);
-   * the refresh token keeps `grantedAudience`.
-   */
-  accessTokenAudience?: string[];
-  /**
-   * What the access token is bound to (token/binding.ts): the DPoP key the request proved (RFC
-   * 9449) and/or its client certificate (RFC 8705 §3).
-   */
-  cnf?: Confirmation;
-}
 
 export interface IssuedToken {
   token: string;

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OAuth2Config } from '../deps.ts';
-import type { Grant } from './issue.ts';
+import type { Grant } from './grant.ts';
 import { confirmationClaim } from './session.ts';
 
 /**

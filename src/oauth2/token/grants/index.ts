@@ -1,12 +1,12 @@
 /** Grant handlers by `grant_type` (node-oidc-provider's grant map). */
 import type { FlowClient } from '../../ports.ts';
 import type { Possession } from '../binding.ts';
+import { JWT_BEARER_GRANT } from '../grant.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
 import { deviceCodeGrant } from './device-code.ts';
 import { jwtBearerGrant } from './jwt-bearer.ts';
-import { JWT_BEARER_GRANT } from './jwt-bearer-checks.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './token-exchange.ts';
 

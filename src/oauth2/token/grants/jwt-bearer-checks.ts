@@ -11,7 +11,6 @@ import { isJtiKnown } from '../../store/tokens.ts';
 import type { TrustKey } from '../../trust/service.ts';
 import type { GrantDeps } from './deps.ts';
 
-export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** Asymmetric JWS algorithms only: a trusted key is a public key. */
 const ALGS = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']);
 

@@ -17,15 +17,10 @@ import { allowedResources } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy, splitSpaces } from '../../scope.ts';
 import { insertJti } from '../../store/tokens.ts';
 import { boundTo, type Possession } from '../binding.ts';
+import { JWT_BEARER_GRANT } from '../grant.ts';
 import { machineSession, requestedAudienceOf } from './client-credentials.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
-import {
-  checkAssertionClaims,
-  JWT_BEARER_GRANT,
-  jtiHash,
-  parseAssertion,
-  verifyAssertion,
-} from './jwt-bearer-checks.ts';
+import { checkAssertionClaims, jtiHash, parseAssertion, verifyAssertion } from './jwt-bearer-checks.ts';
 
 export async function jwtBearerGrant(
   d: GrantDeps,
