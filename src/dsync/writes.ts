@@ -80,6 +80,12 @@ function toUser(directoryId: string, id: string, u: UserInput, current?: DsyncUs
   };
 }
 
+/**
+ * The controllers' writes over one directory store.
+ * Long: the fourteen writes share the directory look-up in the bound tenant and product, the user
+ * and group finders and the one `change` helper that plans and applies each write as SCIM would;
+ * each write is a few lines of its own.
+ */
 export function createWritesService(o: {
   db: Db;
   directories: DirectoriesService;

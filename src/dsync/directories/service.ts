@@ -60,6 +60,11 @@ const dedupe = (groups: string[]) => [...new Map(groups.map((g) => [g.toLowerCas
 const notFound = () => dsyncError(404, 'Directory configuration not found.');
 const nonEmpty = (v: unknown): v is string => typeof v === 'string' && v !== '';
 
+/**
+ * Directories: their configuration, secrets, Google tokens and the per-process cache of their rows.
+ * Long: every operation reads and writes through the same sealed-field mapping (`fromRow`,
+ * `record`), the same cache and its invalidation, and the same webhook and tenant checks.
+ */
 export function createDirectoriesService(o: DirectoriesOptions) {
   const sealField = (id: string, field: SecretField, v: string) => (v ? seal(o.ring, v, `dsync:${id}:${field}`) : '');
   const openField = (id: string, field: SecretField, v: string) => (v ? open(o.ring, v, `dsync:${id}:${field}`) : '');

@@ -55,6 +55,11 @@ function listQuery(kind: ResourceKind, q: DirectorySyncRequest['query'], max = P
 
 const SCIM_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * The SCIM endpoint of every directory (RFC 7644).
+ * Long: the dispatcher, the Users and Groups requests, discovery and the write helper share the
+ * directory, the page limit, the base URL and the activity recorder the closure binds.
+ */
 export function createScimService(o: {
   db: Db;
   directories: DirectoriesService;
