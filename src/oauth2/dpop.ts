@@ -16,11 +16,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
 import type { Clock } from '../core/clock.ts';
-import type { Executor } from '../core/db/tx.ts';
+import type { Db } from '../core/db/tx.ts';
 import type { AppError } from '../core/errors.ts';
 import type { OAuth2Config } from './deps.ts';
 import { oauth2Error } from './oauth-errors.ts';
-import { insertJti } from './store/tokens.ts';
+import { insertJtiGrouped } from './store/token-batch.ts';
 
 const SKEW_MS = 5_000;
 const NONCE_WINDOW_MS = 5 * 60_000;
@@ -65,7 +65,7 @@ export interface Dpop {
   verify(header: string | undefined, check: ProofCheck): Promise<VerifiedProof | undefined>;
 }
 
-export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Executor }): Dpop {
+export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): Dpop {
   const cfg = d.config.oauth2.dpop;
   const secret = createHash('sha256')
     .update(`dpop-nonce:${d.config.secrets.system[0] ?? ''}`)
@@ -130,7 +130,7 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Executor
       const jkt = await calculateJwkThumbprint(jwk, 'sha256');
       const key = createHash('sha256').update(`dpop\n${jkt}\n${jti}`).digest('hex');
       const until = new Date(iat * 1000 + cfg.proof_lifetime + 2 * SKEW_MS);
-      if (!(await insertJti(d.db, key, until, new Date(now))))
+      if (!(await insertJtiGrouped(d.db, key, until, new Date(now))))
         throw invalid("The DPoP proof's 'jti' was used already.");
       return { jkt };
     },

@@ -10,19 +10,19 @@
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { Clock } from '../../core/clock.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import type { Db } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { ClientKeysError, type ClientOutbound } from '../client-keys.ts';
 import { type CertificateSource, certificateKeyIn, certificateNames } from '../mtls.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
-import { insertJti } from '../store/tokens.ts';
+import { insertJtiGrouped } from '../store/token-batch.ts';
 
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
 
 export interface ClientAuthDeps {
-  db: Executor;
+  db: Db;
   clock: Clock;
   clients: ClientPort;
   /** The client's keys (jwks / cached jwks_uri). */
@@ -131,7 +131,7 @@ async function checkAssertionClaims(d: ClientAuthDeps, claims: Record<string, un
     });
   }
   const jtiHash = createHash('sha256').update(jti).digest('hex');
-  if (!(await insertJti(d.db, jtiHash, new Date(Number(claims.exp) * 1000), d.clock.now()))) {
+  if (!(await insertJtiGrouped(d.db, jtiHash, new Date(Number(claims.exp) * 1000), d.clock.now()))) {
     throw oauth2Error('jti_known', { hint: "Claim 'jti' from 'client_assertion' MUST only be used once." });
   }
 }

@@ -7,7 +7,7 @@
  * kept in memory, dropped at once by a change made through the same process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertAccessTokenGrouped } from '../../../src/oauth2/store/token-batch.ts';
+import { insertAccessTokenGrouped, insertJtiGrouped } from '../../../src/oauth2/store/token-batch.ts';
 import { INTROSPECTION_CACHE_TTL_MS } from '../../../src/oauth2/token/lookup.ts';
 import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -91,6 +91,30 @@ describe('concurrent token requests (rows written together)', () => {
     expect(results[17]?.status).toBe('rejected');
     const { rows } = await a.container.pool.query(
       "select count(*)::int as n from oauth2_access_tokens where signature like 'grouped-%'",
+    );
+    expect(rows[0].n).toBe(29);
+  });
+});
+
+describe('jtis recorded together (DPoP proofs, client assertions)', () => {
+  it('accepts each jti once, also when copies arrive in one statement, and takes over only expired entries', async () => {
+    const db = a.container.db;
+    const now = new Date();
+    const later = new Date(now.getTime() + 60_000);
+    await insertJtiGrouped(db, 'jti-known', later, now);
+    await insertJtiGrouped(db, 'jti-expired', new Date(now.getTime() - 1_000), new Date(now.getTime() - 2_000));
+    // More jtis than writes run at once: later ones share statements, copies among them.
+    const sigs = Array.from({ length: 30 }, (_, i) =>
+      i === 3 ? 'jti-known' : i === 5 ? 'jti-expired' : i === 11 || i === 23 ? 'jti-twice' : `jti-${i}`,
+    );
+    const results = await Promise.all(sigs.map((s) => insertJtiGrouped(db, s, later, now)));
+    const accepted = sigs.filter((_, i) => results[i]);
+    expect(accepted).not.toContain('jti-known');
+    expect(accepted).toContain('jti-expired');
+    expect(accepted.filter((s) => s === 'jti-twice')).toHaveLength(1);
+    expect(accepted).toHaveLength(28);
+    const { rows } = await a.container.pool.query(
+      "select count(*)::int as n from oauth2_jti_blacklist where signature like 'jti-%' and expires_at > now()",
     );
     expect(rows[0].n).toBe(29);
   });
