@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { startEmbeddedPostgres } from '../../src/core/db/embedded.ts';
+import { cpuMark, cpuSpent } from './cpu.ts';
 import { type Proc, type Stats, startGatehouse, startPeer } from './proc.ts';
 import type { BenchRequest, PeerKind, Scenario, Side } from './types.ts';
 
@@ -61,6 +62,8 @@ interface Run {
   non2xx: number;
   rssMb: number;
   sqlPerRequest: number | undefined;
+  /** CPU per request, ms: the side's process, and the PostgreSQL backends of its database. */
+  cpuMs: { process: number; database: number } | undefined;
   /** Statement text → statements per request, during this run (largest first). */
   statements?: Record<string, number>;
 }
@@ -93,9 +96,10 @@ async function fire(
   warmup = false,
 ): Promise<Run> {
   const before = await p.stats();
+  const cpuBefore = await cpuMark(p.pid, p.dsn);
   if (side.drive) {
     const d = await side.drive(p, { seconds, connections, warmup });
-    return runOf(p, before, await p.stats(), {
+    return runOf(p, before, await p.stats(), cpuSpent(cpuBefore, await cpuMark(p.pid, p.dsn)), {
       rps: d.units / (d.elapsedMs / 1000),
       p50: d.p50 ?? pct(d.latencies, 0.5),
       p99: d.p99 ?? pct(d.latencies, 0.99),
@@ -122,7 +126,7 @@ async function fire(
       ...(q.each ? { setupRequest: (req: Record<string, unknown>) => ({ ...req, ...q.each?.(n++) }) } : {}),
     })),
   });
-  return runOf(p, before, await p.stats(), {
+  return runOf(p, before, await p.stats(), cpuSpent(cpuBefore, await cpuMark(p.pid, p.dsn)), {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
@@ -136,6 +140,7 @@ function runOf(
   p: Proc,
   before: Stats,
   after: Stats,
+  cpu: { processMs: number; databaseMs: number },
   m: { rps: number; p50: number; p99: number; total: number; errors: number; non2xx: number },
 ): Run {
   const total = m.total;
@@ -148,6 +153,7 @@ function runOf(
     non2xx: m.non2xx,
     rssMb: Math.round(after.rss / 1048576),
     sqlPerRequest: p.kind === 'oidc-provider' || !total ? undefined : (after.queries - before.queries) / total,
+    cpuMs: total ? { process: cpu.processMs / total, database: cpu.databaseMs / total } : undefined,
     statements: Object.fromEntries(
       Object.entries(after.statements)
         .map(([k, v]) => [k, total ? Math.round(((v - (before.statements[k] ?? 0)) / total) * 100) / 100 : 0] as const)
@@ -293,30 +299,33 @@ const summary = (runs: Run[]) => ({
   errors: runs.reduce((a, r) => a + r.errors + r.non2xx, 0),
   rssMb: Math.max(...runs.map((r) => r.rssMb)),
   sql: runs[0]?.sqlPerRequest === undefined ? undefined : median(runs.map((r) => r.sqlPerRequest as number)),
+  cpu: runs.every((r) => r.cpuMs)
+    ? `${fmt(median(runs.map((r) => r.cpuMs?.process as number)), 2)} + ${fmt(median(runs.map((r) => r.cpuMs?.database as number)), 2)}`
+    : '–',
 });
 const lines: string[] = [
   `\n${ROUNDS} round(s) × ${SECONDS}s, alternating, node ${process.version}, ${SMOKE ? 'smoke' : 'full'}, gatehouse from ${BUILT ? 'the built package' : 'the sources'}`,
   '',
-  '| scenario | side | req/s | p50 ms | p99 ms | errors+non-2xx | RSS MB | SQL/req | ratio |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| scenario | side | req/s | p50 ms | p99 ms | errors+non-2xx | RSS MB | SQL/req | CPU ms/req (process + database) | ratio |',
+  '|---|---|---|---|---|---|---|---|---|---|',
 ];
 for (const r of rows) {
   const g = summary(r.gatehouse);
   const ratio = r.ratios.length ? `**${median(r.ratios).toFixed(2)}×**` : '';
   lines.push(
-    `| ${r.scenario} (c=${r.connections}) | gatehouse | ${fmt(g.rps)} | ${fmt(g.p50)} | ${fmt(g.p99)} | ${g.errors} | ${g.rssMb} | ${fmt(g.sql, 1)} | ${ratio} |`,
+    `| ${r.scenario} (c=${r.connections}) | gatehouse | ${fmt(g.rps)} | ${fmt(g.p50)} | ${fmt(g.p99)} | ${g.errors} | ${g.rssMb} | ${fmt(g.sql, 1)} | ${g.cpu} | ${ratio} |`,
   );
   if (r.peer) {
     const p = summary(r.peer.runs);
     lines.push(
-      `| | ${r.peer.kind} | ${fmt(p.rps)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.errors} | ${p.rssMb} | ${fmt(p.sql, 1)} | |`,
+      `| | ${r.peer.kind} | ${fmt(p.rps)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${p.errors} | ${p.rssMb} | ${fmt(p.sql, 1)} | ${p.cpu} | |`,
     );
   }
   for (const [who, rep] of Object.entries(r.reports)) {
     lines.push(
       `| | ${who}: ${Object.entries(rep)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', ')} | | | | | | | |`,
+        .join(', ')} | | | | | | | | |`,
     );
   }
 }
