@@ -2,8 +2,9 @@
  * Encryption at rest (private JWKs, session claims, cloud directory tokens): AES-256-GCM.
  * Format: `<keyId>.<iv>.<ciphertext+tag>` (base64url parts), so rotated secrets keep old rows readable.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { type KeyRing, secretKey } from './keys.ts';
+import { random } from './random.ts';
 
 export class DecryptError extends Error {
   override name = 'DecryptError';
@@ -13,7 +14,7 @@ export class DecryptError extends Error {
 }
 
 export function seal(ring: KeyRing, plaintext: string, aad = ''): string {
-  const iv = randomBytes(12);
+  const iv = random(12);
   const c = createCipheriv('aes-256-gcm', secretKey(ring.current.key), iv);
   if (aad) c.setAAD(Buffer.from(aad));
   const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final(), c.getAuthTag()]);

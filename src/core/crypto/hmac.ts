@@ -3,8 +3,9 @@
  * base64url(HMAC-SHA512/256(B)) keyed with sha256(secret). Only S is stored. Any configured system
  * secret validates (rotation); new tokens use the first.
  */
-import { createHash, createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { secretKey } from './keys.ts';
+import { random } from './random.ts';
 
 export type TokenPrefix =
   | 'ory_at_'
@@ -35,7 +36,7 @@ export interface OpaqueToken {
 }
 
 export function generateOpaqueToken(prefix: TokenPrefix, secrets: readonly string[]): OpaqueToken {
-  const b = randomBytes(32).toString('base64url');
+  const b = random(32).toString('base64url');
   const signature = sign(hmacKey(secrets[0] as string), b);
   return { token: `${prefix}${b}.${signature}`, signature };
 }

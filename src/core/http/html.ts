@@ -9,8 +9,8 @@
  *   (for browsers without CSP level 2) and `Cache-Control: no-store`.
  * A page builder receives the nonce and puts it on its `<script nonce>` / `<style nonce>` tags.
  */
-import { randomBytes } from 'node:crypto';
 import type { Context } from 'koa';
+import { random } from '../crypto/random.ts';
 
 export interface HtmlPolicy {
   /** Origins (`https://rp.example`) or schemes (`com.example.app:`) forms may submit to (default: none). */
@@ -85,7 +85,7 @@ export function htmlHeaders(nonce: string, p: HtmlPolicy = {}): Record<string, s
 }
 
 /** A fresh nonce (128 bits, base64). */
-export const newNonce = () => randomBytes(16).toString('base64');
+export const newNonce = () => random(16).toString('base64');
 
 /**
  * Answers with an HTML page: `build` gets the response's nonce; `status` defaults to 200.

@@ -3,8 +3,8 @@
  * hand-over to consent (requestConsent). Remembered logins are found through the encrypted session
  * cookie; `prompt=login`, `prompt=select_account` and `max_age` force the login screen.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { safeEqual } from '../../core/crypto/random.ts';
+import { randomUUID } from 'node:crypto';
+import { random, safeEqual } from '../../core/crypto/random.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { CookieJar } from '../flows/cookies.ts';
 import type { FlowState } from '../flows/states.ts';
@@ -22,7 +22,7 @@ import { hintSubject, idTokenHintClaims } from './id-token-hint.ts';
 import type { AuthorizeRequest } from './request.ts';
 import { type AuthorizeOutcome, toUi } from './respond.ts';
 
-const randomId = () => randomBytes(16).toString('hex');
+const randomId = () => random(16).toString('hex');
 const subjectConfig = (d: AuthorizeDeps) => ({
   supportedTypes: d.config.oidc.subject_identifiers.supported_types,
   salt: d.config.oidc.subject_identifiers.pairwise.salt,

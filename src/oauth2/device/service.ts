@@ -22,12 +22,12 @@
  * it (`rate_limit.failed_auth.per_address_user_codes`), and an address over its limit gets neither
  * new challenges nor answers for the ones it has (429 with Retry-After) until the window ends.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { openJson, sealJson, TokenError } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
-import { safeEqual } from '../../core/crypto/random.ts';
+import { random, safeEqual } from '../../core/crypto/random.ts';
 import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
@@ -96,7 +96,7 @@ export interface DeviceDeps extends AuthorizeDeps {
   userCodeAddresses: AddressFailureLimit;
 }
 
-const randomId = () => randomBytes(16).toString('hex');
+const randomId = () => random(16).toString('hex');
 const userCodeInvalid = () =>
   oauth2Error('invalid_request', {
     hint: "The 'user_code' session could not be found or has expired or is otherwise malformed.",

@@ -1,10 +1,11 @@
+import { CompactEncrypt, compactDecrypt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { open, seal } from '../../../src/core/crypto/aead.ts';
 import { hashSecret, verifySecret } from '../../../src/core/crypto/hash.ts';
 import { generateOpaqueToken, verifyOpaqueToken } from '../../../src/core/crypto/hmac.ts';
 import { openJson, sealJson, TokenError } from '../../../src/core/crypto/jwe.ts';
 import { keyRing } from '../../../src/core/crypto/keys.ts';
-import { randomString, safeEqual } from '../../../src/core/crypto/random.ts';
+import { random, randomString, safeEqual } from '../../../src/core/crypto/random.ts';
 
 const OLD = 'old-secret-0123456789abcdef';
 const NEW = 'new-secret-0123456789abcdef';
@@ -25,6 +26,34 @@ describe('crypto core', () => {
     const tampered = `${t.slice(0, -3)}${t.slice(-3) === 'AAA' ? 'BBB' : 'AAA'}`;
     await expect(openJson(old, 'login_challenge', tampered)).rejects.toMatchObject({ reason: 'malformed' });
     await expect(openJson(old, 'login_challenge', 'not-a-token')).rejects.toMatchObject({ reason: 'malformed' });
+  });
+
+  it('writes and reads standard compact JWE (dir, A256GCM): jose reads ours and we read jose’s', async () => {
+    const ring = keyRing([OLD], 'flow');
+    const ours = await sealJson(ring, 'login_challenge', { a: 'ü' }, 60_000);
+    const { plaintext, protectedHeader } = await compactDecrypt(ours, ring.current.key, {
+      keyManagementAlgorithms: ['dir'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
+    expect(protectedHeader).toEqual({ alg: 'dir', enc: 'A256GCM', kid: ring.current.id });
+    expect(JSON.parse(new TextDecoder().decode(plaintext))).toMatchObject({ typ: 'login_challenge', data: { a: 'ü' } });
+    const body = { typ: 'login_challenge', exp: Math.floor(Date.now() / 1000) + 60, data: { b: 2 } };
+    const theirs = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(body)))
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: ring.current.id })
+      .encrypt(ring.current.key);
+    expect(await openJson(ring, 'login_challenge', theirs)).toEqual({ b: 2 });
+    // The header is authenticated: another header over the same ciphertext is refused.
+    const [, ...rest] = theirs.split('.');
+    const header = Buffer.from(JSON.stringify({ enc: 'A256GCM', alg: 'dir', kid: ring.current.id })).toString(
+      'base64url',
+    );
+    await expect(openJson(ring, 'login_challenge', [header, ...rest].join('.'))).rejects.toMatchObject({
+      reason: 'malformed',
+    });
+    const other = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(body)))
+      .setProtectedHeader({ alg: 'dir', enc: 'A128GCM', kid: ring.current.id })
+      .encrypt(ring.current.key.subarray(0, 16));
+    await expect(openJson(ring, 'login_challenge', other)).rejects.toMatchObject({ reason: 'malformed' });
   });
 
   it('encrypts at rest with AES-GCM, readable after rotation, refusing other secrets', () => {
@@ -61,5 +90,18 @@ describe('crypto core', () => {
     expect(safeEqual('abc', 'abd')).toBe(false);
     expect(safeEqual('abc', 'abcd')).toBe(false);
     expect(randomString(26)).toMatch(/^[a-zA-Z0-9_.~-]{26}$/);
+  });
+
+  it('hands out pooled random bytes never twice, in copies of their own, across pool refills', () => {
+    const seen = new Set<string>();
+    const draws = Array.from({ length: 2_000 }, (_, i) => random(i % 3 === 0 ? 12 : 32)); // several 4 KiB refills
+    for (const d of draws) seen.add(d.toString('hex'));
+    expect(seen.size).toBe(draws.length);
+    expect(draws.every((d, i) => d.length === (i % 3 === 0 ? 12 : 32))).toBe(true);
+    // A copy: changing one draw changes no other.
+    const [a, b] = [random(16), random(16)];
+    a.fill(0);
+    expect(b.equals(Buffer.alloc(16))).toBe(false);
+    expect(random(1000)).toHaveLength(1000);
   });
 });
