@@ -332,8 +332,6 @@ function domainWordsIn(file: string, text: string): string[] {
 
 /** Core files that still name a domain, each with why it waits. */
 const CORE_NAMING_A_DOMAIN: Record<string, string> = {
-  'src/core/db/schema.ts':
-    'the tables of both domains: src/oauth2/store/** (token persistence refactor in progress) and the dsync write paths (their refactor follows) import their table types from here',
   'src/core/http/routes.ts':
     'the body type `scim` is the media type application/scim+json (RFC 7644 §8.1) that the body parser reads; the route table of docs/security.md names it',
   'src/core/crypto/keys.ts':

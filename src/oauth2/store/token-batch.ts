@@ -11,7 +11,7 @@
  * every request gets its own answer (and only a row that fails by itself fails its request).
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../core/db/schema.ts';
+import type { Database } from '../tables.ts';
 import { insertAccessToken, insertAccessTokens, type TokenRecord } from './tokens.ts';
 
 type Row = TokenRecord & { expiresAt: Date };
