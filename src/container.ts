@@ -21,7 +21,6 @@ import { DsnError, type ParsedDsn, parseDsn } from './core/db/dsn.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './core/db/embedded.ts';
 import { assertQueueEngine } from './core/db/engine.ts';
 import { migrate, migrationStatus } from './core/db/migrate.ts';
-import type { Database } from './core/db/schema.ts';
 import { directQueue, type JobQueue, outboxQueue } from './core/jobs/queue.ts';
 import { type Jobs, jobsFor } from './core/jobs/registry.ts';
 import { graphileLogger } from './core/jobs/runner.ts';
@@ -34,6 +33,7 @@ import {
   registerMetrics,
 } from './core/observability/metrics.ts';
 import { createSafeFetch, type Resolver, type SafeFetch, type SafeFetchOptions } from './core/safe-fetch.ts';
+import type { Database } from './database.ts';
 import { createDsync, DSYNC_AUDIT_TYPES, type Dsync, type DsyncOptions, dsyncMetrics } from './dsync/index.ts';
 import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2, oauth2Metrics } from './oauth2/index.ts';
 import { type Tasks, taskRegistry } from './task-registry.ts';
@@ -165,7 +165,7 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
   if (config.secrets.system.length === 0) {
     config = { ...config, secrets: { ...config.secrets, system: [devSecret(config.db.memory.dir, log)] } };
   }
-  const handle = createDatabase(url, {
+  const handle = createDatabase<Database>(url, {
     max: config.db.pool.max,
     connectTimeoutMs: config.db.pool.connect_timeout,
     log,

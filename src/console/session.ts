@@ -15,9 +15,9 @@ import { decodeProtectedHeader, EncryptJWT, jwtDecrypt } from 'jose';
 import type { Context } from 'koa';
 import type { Clock } from '../core/clock.ts';
 import { keyRing } from '../core/crypto/keys.ts';
-import type { Db } from '../core/db/tx.ts';
 import { cookieOptions } from '../core/http/cookies.ts';
 import { createConsoleSessions } from './sessions.ts';
+import type { Db } from './tables.ts';
 
 export const SESSION_COOKIE = 'gatehouse_console';
 export const SIGNIN_COOKIE = 'gatehouse_console_signin';

@@ -14,7 +14,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../core/clock.ts';
-import type { Db } from '../core/db/tx.ts';
+import type { Db } from './tables.ts';
 
 /** How often `last_seen_at` is brought up to date (ms). */
 const SEEN_EVERY_MS = 60_000;

@@ -8,10 +8,10 @@ import type { Audit } from '../core/audit/events.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config/load.ts';
 import type { ChangeFeed } from '../core/db/changes.ts';
-import type { Database } from '../core/db/schema.ts';
 import type { JobQueue } from '../core/jobs/queue.ts';
 import type { Logger } from '../core/log.ts';
 import type { SafeFetch } from '../core/safe-fetch.ts';
+import type { Database } from './tables.ts';
 
 export interface DsyncDeps {
   /** `dsync.*`, the system secrets (sealing at rest) and the cookie settings of the Google routes. */

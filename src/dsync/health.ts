@@ -6,9 +6,9 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.ts';
-import type { Db } from '../core/db/tx.ts';
 import { countFailedJobs } from '../core/jobs/admin.ts';
 import { deliveryQueue } from './events/service.ts';
+import type { Db } from './tables.ts';
 
 export interface DirectoryHealth {
   /** 24 counts, oldest hour first; the last is the current hour. */

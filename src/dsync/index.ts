@@ -61,6 +61,8 @@ export { DSYNC_CONFIG } from './config.ts';
 export { dsyncMetrics } from './metrics.ts';
 /** Jackson's health route (`GET /api/health`), which the server registers on both listeners. */
 export { jacksonHealthRoutes } from './routes.ts';
+/** Its tables, which `src/database.ts` joins with the others into the program's `Database`. */
+export { DSYNC_TABLE_COLUMNS, type DsyncTables } from './tables.ts';
 export { dsyncTasks } from './tasks.ts';
 
 // ---- What the console uses beside the services ----------------------------------------------

@@ -19,10 +19,10 @@ import type { Audit } from '../core/audit/events.ts';
 import type { Clock } from '../core/clock.ts';
 import { open, seal } from '../core/crypto/aead.ts';
 import type { KeyRing } from '../core/crypto/keys.ts';
-import type { Db } from '../core/db/tx.ts';
 import { setActor } from '../core/observability/scope.ts';
 import type { DirectoriesService } from './directories/service.ts';
 import { dsyncError } from './errors.ts';
+import type { Db } from './tables.ts';
 import { type DirectoryType, isDirectoryType, type PageParams, page } from './types.ts';
 
 /** Jackson's SetupLink for `service: 'dsync'`. */

@@ -5,9 +5,9 @@
  */
 import type { Kysely } from 'kysely';
 import type { Audit } from '../core/audit/events.ts';
-import type { Database } from '../core/db/schema.ts';
 import type { Logger } from '../core/log.ts';
 import type { Dsync } from './index.ts';
+import type { Database } from './tables.ts';
 import type { DsyncJobs } from './tasks.ts';
 
 export interface DsyncTaskContext {

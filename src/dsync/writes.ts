@@ -20,7 +20,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mapDbError } from '../core/db/errors.ts';
-import type { Db } from '../core/db/tx.ts';
 import type { Applier } from './change/apply.ts';
 import { addMembers, createUser as createOne, removeMembers } from './change/members.ts';
 import type { ChangePlan, Planner } from './change/plan.ts';
@@ -32,6 +31,7 @@ import * as groupStore from './store/groups.ts';
 import * as steps from './store/steps.ts';
 import * as userStore from './store/users.ts';
 import { nameLocks } from './store/users.ts';
+import type { Db } from './tables.ts';
 import type { Directory, DsyncGroup, DsyncUser, GroupRecord, Raw, WebhookEvent } from './types.ts';
 import { eq, type ManagedUser, managedUser, storeScope } from './users/service.ts';
 

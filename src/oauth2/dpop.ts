@@ -16,11 +16,11 @@
 import { createHash, createHmac } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
 import type { Clock } from '../core/clock.ts';
-import type { Db } from '../core/db/tx.ts';
 import type { AppError } from '../core/errors.ts';
 import type { OAuth2Config } from './deps.ts';
 import { oauth2Error } from './oauth-errors.ts';
 import { insertJtiGrouped } from './store/token-batch.ts';
+import type { Db } from './tables.ts';
 
 const SKEW_MS = 5_000;
 const NONCE_WINDOW_MS = 5 * 60_000;

@@ -5,7 +5,6 @@
  * Task files declare their context in task-context.ts; nothing inside the domain imports this file.
  */
 
-import { DEFAULT_NETWORK_ID } from '../core/db/schema.ts';
 import type { PerClientCors } from '../core/http/cors.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
 import type { RouteDoc } from '../core/http/openapi.ts';
@@ -44,6 +43,7 @@ import { OAUTH2_ERROR_FAMILIES } from './oauth-errors.ts';
 import { revocationHandlers } from './revoke/handlers.ts';
 import { mountOAuth2Routes, OAUTH2_ROUTES, type OAuth2Access } from './routes.ts';
 import { sessionHandlers } from './sessions/handlers.ts';
+import { DEFAULT_NETWORK_ID } from './tables.ts';
 import { oauth2Tasks } from './tasks.ts';
 import { tokenHandlers } from './token/handlers.ts';
 import { createMachineCallers, type MachineCallers } from './token/machine-caller.ts';
@@ -219,6 +219,8 @@ export { DEFAULT_DEV_USERS, OAUTH2_CONFIG } from './config.ts';
 export { oauth2Metrics } from './metrics.ts';
 /** The public listener's TLS options for client certificates (RFC 8705, `oauth2.mtls`). */
 export { clientCertificateRequest } from './mtls-config.ts';
+/** Its tables, which `src/database.ts` joins with the others into the program's `Database`. */
+export { OAUTH2_TABLE_COLUMNS, type OAuth2Tables } from './tables.ts';
 export { oauth2Tasks } from './tasks.ts';
 
 // ---- What the console calls beside the services ---------------------------------------------

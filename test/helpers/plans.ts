@@ -5,7 +5,7 @@
  */
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Database } from '../../src/core/db/schema.ts';
+import type { Database } from '../../src/database.ts';
 
 export interface PlanCapture {
   /** The plans of the DELETE statements `run` issues. */

@@ -34,16 +34,25 @@ function authenticate(client: CreatedClient | undefined, body: URLSearchParams):
   return headers;
 }
 
-/** POST /oauth2/token with client_secret_basic (or client_id in the form for public clients). */
+/**
+ * POST /oauth2/token with client_secret_basic (or client_id in the form for public clients);
+ * `headers` are added (a `DPoP` proof, …).
+ */
 export async function tokenRequest(
   t: TestServer,
   client: CreatedClient | undefined,
   form: Record<string, string | string[]>,
+  headers: Record<string, string> = {},
 ): Promise<Reply> {
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
-  const headers = authenticate(client, body);
-  return reply(await fetch(`${t.publicUrl}/oauth2/token`, { method: 'POST', headers, body }));
+  return reply(
+    await fetch(`${t.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { ...authenticate(client, body), ...headers },
+      body,
+    }),
+  );
 }
 
 export const refresh = (

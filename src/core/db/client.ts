@@ -5,10 +5,11 @@ import type { Logger } from '../log.ts';
 import { metrics } from '../observability/metrics.ts';
 import { recordDbSpan } from '../observability/tracing.ts';
 import { bindEngine, type Engine, EngineTag } from './engine.ts';
-import type { Database } from './schema.ts';
+import type { CoreDatabase } from './schema.ts';
 
-export interface DatabaseHandle {
-  db: Kysely<Database>;
+/** `DB`: the tables the handle is typed with (the composition root's whole `Database`; the core's own by default). */
+export interface DatabaseHandle<DB = CoreDatabase> {
+  db: Kysely<DB>;
   pool: pg.Pool;
   destroy(): Promise<void>;
 }
@@ -21,10 +22,10 @@ const types = {
       : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-export function createDatabase(
+export function createDatabase<DB = CoreDatabase>(
   url: string,
   opts: { max?: number; log?: Logger; applicationName?: string; connectTimeoutMs?: number; engine?: Engine } = {},
-): DatabaseHandle {
+): DatabaseHandle<DB> {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
@@ -46,7 +47,7 @@ export function createDatabase(
   });
   const engine = opts.engine ?? 'postgres';
   bindEngine(pool, engine);
-  const db = new Kysely<Database>({
+  const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),
     // CockroachDB: tagged so that engineOf() answers for this instance and its transactions.
     ...(engine === 'postgres' ? {} : { plugins: [new EngineTag(engine)] }),

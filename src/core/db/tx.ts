@@ -6,11 +6,16 @@
 import type { Kysely, Transaction } from 'kysely';
 import pRetry from 'p-retry';
 import { engineOf, RETRY_POLICY } from './engine.ts';
-import type { Database } from './schema.ts';
+import type { CoreDatabase } from './schema.ts';
 
-export type Executor = Kysely<Database> | Transaction<Database>;
+/**
+ * A handle or a transaction. `DB` is the tables the code that holds it sees: the core's by default;
+ * a domain's view (`src/<domain>/tables.ts`) adds its own. A handle of more tables is one of
+ * fewer: the composition root's whole `Database` is passed as is.
+ */
+export type Executor<DB = CoreDatabase> = Kysely<DB> | Transaction<DB>;
 /** The database handle services hold (they open transactions on it with `withTx`). */
-export type Db = Kysely<Database>;
+export type Db<DB = CoreDatabase> = Kysely<DB>;
 export type Isolation = 'serializable' | 'repeatable read' | 'read committed';
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -25,9 +30,9 @@ export interface TxOptions {
   onRetry?: (attempt: number, error: unknown) => void;
 }
 
-export async function withTx<T>(
-  db: Kysely<Database>,
-  fn: (trx: Transaction<Database>) => Promise<T>,
+export async function withTx<DB, T>(
+  db: Kysely<DB>,
+  fn: (trx: Transaction<DB>) => Promise<T>,
   opts: TxOptions = {},
 ): Promise<T> {
   const run = () => {
@@ -42,7 +47,7 @@ export async function withTx<T>(
  * Runs `fn` with withTx's retry on a serialization failure or deadlock, for work that is its own
  * transaction without BEGIN/COMMIT: one statement (e.g. a server-side function doing a whole write).
  */
-export function retried<T>(db: Kysely<Database>, fn: () => Promise<T>, opts: TxOptions = {}): Promise<T> {
+export function retried<DB, T>(db: Kysely<DB>, fn: () => Promise<T>, opts: TxOptions = {}): Promise<T> {
   const policy = RETRY_POLICY[engineOf(db)];
   return pRetry(fn, {
     retries: opts.retries ?? policy.retries,

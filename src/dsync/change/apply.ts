@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto';
 import type { Audit, AuditEvent } from '../../core/audit/events.ts';
 import { engineOf } from '../../core/db/engine.ts';
 import { lockNames, lockOrder } from '../../core/db/locks.ts';
-import { type Db, type Executor, retried, withTx } from '../../core/db/tx.ts';
+import { retried, withTx } from '../../core/db/tx.ts';
 import { isAppError } from '../../core/errors.ts';
 import { serverJob } from '../../core/jobs/queue.ts';
 import { wireEvent } from '../events/payload.ts';
@@ -44,6 +44,7 @@ import { hasWebhook } from '../events/webhook.ts';
 import { callApply, type ItemResult, runStatement, type WireCommit, type WireItem } from '../store/change.ts';
 import { writeEvents } from '../store/events.ts';
 import { claimSender, senderJobKey } from '../store/outbox.ts';
+import type { Db, Executor } from '../tables.ts';
 import type { Directory, DirectorySyncEvent, WebhookEvent } from '../types.ts';
 import { ChangePlan, type DirectoryChange, frozen, type PlannedEvent, type Planner } from './plan.ts';
 

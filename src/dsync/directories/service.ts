@@ -10,10 +10,11 @@ import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { randomToken } from '../../core/crypto/random.ts';
 import type { ChangeFeed } from '../../core/db/changes.ts';
-import { type Db, type Executor, withTx } from '../../core/db/tx.ts';
+import { withTx } from '../../core/db/tx.ts';
 import { dsyncError, dsyncMessage } from '../errors.ts';
 import type { LifecycleType } from '../events/lifecycle.ts';
 import * as store from '../store/directories.ts';
+import type { Db, Executor } from '../tables.ts';
 import {
   type Directory,
   type DirectoryRecord,

@@ -18,11 +18,11 @@
  */
 import { sql } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { dsyncError } from '../errors.ts';
 import { listDirectories } from '../store/directories.ts';
 import { type EventRow, listEvents } from '../store/events.ts';
+import type { Db } from '../tables.ts';
 import type { ScopeQuery, WebhookEvent } from '../types.ts';
 import { wireEvent } from './payload.ts';
 

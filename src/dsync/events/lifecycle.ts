@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import type { SafeFetch } from '../../core/safe-fetch.ts';
+import type { Executor } from '../tables.ts';
 import type { DsyncJobs } from '../tasks.ts';
 import { DeliveryFailed, postWebhook } from './webhook.ts';
 

@@ -11,10 +11,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
-import type { Db, Executor } from '../../core/db/tx.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { dsyncError } from '../errors.ts';
 import * as store from '../store/webhook-logs.ts';
+import type { Db, Executor } from '../tables.ts';
 import { directoryIdOrNil, isUuid, type PageParams, page, type Scope, type ScopeQuery } from '../types.ts';
 import type { WebhookAttempt } from './webhook.ts';
 

@@ -4,9 +4,9 @@
  * all, the lifecycle webhook's too), and batch mode's waiting directories (their backoff ends and
  * a processing run is scheduled). The same as `gatehouse jobs retry --task webhook_deliver`.
  */
-import type { Db } from '../../core/db/tx.ts';
 import { retryFailedJobs } from '../../core/jobs/admin.ts';
 import type { DirectoriesService } from '../directories/service.ts';
+import type { Db } from '../tables.ts';
 import type { BatchService } from './batch.ts';
 import { LIFECYCLE_TASK } from './lifecycle.ts';
 import { DELIVER_TASK, deliveryQueue } from './service.ts';

@@ -1,9 +1,9 @@
 /** What the senders of directory events need (real-time delivery and batch mode). */
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
 import type { SafeFetch } from '../../core/safe-fetch.ts';
 import type { DirectoriesService } from '../directories/service.ts';
+import type { Db } from '../tables.ts';
 import type { DsyncJobs } from '../tasks.ts';
 import type { WebhookLogsService } from './logs.ts';
 

@@ -1,5 +1,5 @@
-import type { Executor } from '../../core/db/tx.ts';
 import { senderJobKey } from '../store/outbox.ts';
+import type { Executor } from '../tables.ts';
 import type { DsyncJobs } from '../tasks.ts';
 
 export const DELIVER_TASK = 'webhook_deliver' as const;

@@ -1,11 +1,11 @@
 /**
  * Management reads of groups and memberships (Jackson `groups.*` after `setTenantAndProduct`): scoped by tenant+product and, when given, one directory.
  */
-import type { Db } from '../../core/db/tx.ts';
 import { dsyncError } from '../errors.ts';
 import { groupRecord } from '../events/payload.ts';
 import * as groups from '../store/groups.ts';
 import * as members from '../store/members.ts';
+import type { Db } from '../tables.ts';
 import type { DsyncGroup, GroupRecord, PageParams, Scope, ScopeQuery } from '../types.ts';
 import { page } from '../types.ts';
 import { eq, storeScope } from '../users/service.ts';

@@ -6,8 +6,8 @@
  * that fails is logged and dropped (the panel is informative, the request already succeeded).
  */
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
+import type { Db } from '../tables.ts';
 
 export interface ScimActivityNote {
   directoryId: string;

@@ -7,13 +7,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { filter as compile, parse } from 'scim2-parse-filter';
-import type { Executor } from '../../core/db/tx.ts';
 import { addMembers as addMembersOf, removeMembers as removeMembersOf } from '../change/members.ts';
 import type { ChangePlan, Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
 import * as groups from '../store/groups.ts';
 import * as steps from '../store/steps.ts';
 import { nameLocks } from '../store/users.ts';
+import type { Executor } from '../tables.ts';
 import type { Directory, DsyncGroup, Raw } from '../types.ts';
 import { isObject, resourceBody } from './attributes.ts';
 import { applyPatch, checkPath, type PatchOp, patchOperations } from './patch.ts';

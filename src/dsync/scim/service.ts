@@ -13,7 +13,6 @@
 import type { AuditEvent } from '../../core/audit/events.ts';
 import { safeEqual } from '../../core/crypto/random.ts';
 import { isDataException, isForeignKeyViolation, mapDbError } from '../../core/db/errors.ts';
-import type { Db } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { setActor } from '../../core/observability/scope.ts';
@@ -22,6 +21,7 @@ import type { Planner } from '../change/plan.ts';
 import type { DirectoriesService } from '../directories/service.ts';
 import { scimError } from '../errors.ts';
 import { type DeliveryPolicy, DirectoryUnavailable } from '../events/service.ts';
+import type { Db } from '../tables.ts';
 import { type Directory, type DirectorySyncRequest, isScimType, PAGE_LIMIT, type WebhookEvent } from '../types.ts';
 import type { ScimActivity } from './activity.ts';
 import { DISCOVERY_KINDS, type DiscoveryKind, discovery } from './discovery.ts';

@@ -4,12 +4,12 @@
  * reads, writes and emits, applied by change/apply.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Executor } from '../../core/db/tx.ts';
 import { addMembers, createUser as createOne } from '../change/members.ts';
 import type { ChangePlan, Planner } from '../change/plan.ts';
 import { scimError } from '../errors.ts';
 import * as steps from '../store/steps.ts';
 import * as users from '../store/users.ts';
+import type { Executor } from '../tables.ts';
 import type { Directory, DsyncUser, Raw } from '../types.ts';
 import { isObject, resourceBody, userAttributes, userRaw } from './attributes.ts';
 import type { Predicate } from './filter.ts';

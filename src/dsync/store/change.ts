@@ -6,9 +6,9 @@
  */
 import { CompiledQuery, sql } from 'kysely';
 import { pgCode } from '../../core/db/errors.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import type { ServerJob } from '../../core/jobs/queue.ts';
 import { DirectoryUnavailable } from '../events/service.ts';
+import type { Executor } from '../tables.ts';
 import type { Statement } from './steps.ts';
 
 /** A change as the function takes it (its events' payloads apart, see callApply). */

@@ -1,9 +1,9 @@
+import type { Executor } from '../tables.ts';
 /**
  * dsync_cloud_syncs: one row per cloud-synced directory, holding the lease of the run in progress
  * and the outcome of the last run. A lease is a deadline renewed by its owner after every page; a
  * run whose process died simply lets it expire.
  */
-import type { Executor } from '../../core/db/tx.ts';
 
 /**
  * Takes the lease of a directory's sync when nobody holds a live one. Returns false when another

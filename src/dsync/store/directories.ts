@@ -1,7 +1,6 @@
 /** dsync_directories. Secret columns hold sealed values; the service seals and opens them. */
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { DsyncDirectoriesTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import type { DsyncDirectoriesTable, Executor } from '../tables.ts';
 
 export type DirectoryRow = Selectable<DsyncDirectoriesTable>;
 export type NewDirectoryRow = Insertable<DsyncDirectoriesTable>;

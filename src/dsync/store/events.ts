@@ -1,6 +1,6 @@
 /** dsync_events: the DirectorySyncEvents written with each change, in commit order per directory. */
 import { sql } from 'kysely';
-import type { Executor } from '../../core/db/tx.ts';
+import type { Executor } from '../tables.ts';
 import type { DirectorySyncEvent } from '../types.ts';
 
 export interface EventRow {

@@ -1,8 +1,7 @@
 /** dsync_groups: SCIM groups, keyed by (directory_id, id). Reads; writes are statements of a planned change (steps.ts). */
 import type { Selectable } from 'kysely';
-import type { DsyncGroupsTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
+import type { DsyncGroupsTable, Executor } from '../tables.ts';
 import type { DsyncGroup, Raw } from '../types.ts';
 import { scopeSql, type UserScope } from './scope.ts';
 

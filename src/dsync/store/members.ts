@@ -1,9 +1,9 @@
+import type { Executor } from '../tables.ts';
 /**
  * dsync_group_members: which users belong to which group. A membership may name a user id that is
  * not (yet) a user of the directory (a group pushed before its users); it is kept, listed, and
  * resolved when the user appears (see change/members.ts createUser). Deleting a user deletes its memberships.
  */
-import type { Executor } from '../../core/db/tx.ts';
 
 /** Member user ids of a group, oldest membership first. */
 export async function listMemberIds(

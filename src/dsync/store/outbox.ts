@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { engineOf } from '../../core/db/engine.ts';
 import { tryLockName } from '../../core/db/locks.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import type { Executor } from '../tables.ts';
 import type { DirectorySyncEvent } from '../types.ts';
 import type { EventRow } from './events.ts';
 

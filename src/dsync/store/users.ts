@@ -1,8 +1,7 @@
 /** dsync_users: SCIM users, keyed by (directory_id, id). Reads; writes are statements of a planned change (steps.ts). */
 import type { Selectable } from 'kysely';
-import type { DsyncUsersTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import type { Predicate } from '../scim/filter.ts';
+import type { DsyncUsersTable, Executor } from '../tables.ts';
 import type { DsyncUser, Raw } from '../types.ts';
 import { scopeSql, type UserScope } from './scope.ts';
 

@@ -3,8 +3,7 @@
  * (written pending when it is queued, updated by each attempt) and one per batch POST.
  */
 import { type Selectable, sql } from 'kysely';
-import type { DsyncWebhookLogsTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import type { DsyncWebhookLogsTable, Executor } from '../tables.ts';
 
 export type WebhookLogRow = Selectable<DsyncWebhookLogsTable>;
 

@@ -2,12 +2,12 @@
  * Management reads of users (Jackson `users.*` after `setTenantAndProduct`):
  * scoped by tenant+product and, when given, one directory. Newest first, pages of at most 50.
  */
-import type { Db } from '../../core/db/tx.ts';
 import { ENTERPRISE_FIELDS } from '../enterprise.ts';
 import { dsyncError } from '../errors.ts';
 import { userRecord } from '../events/payload.ts';
 import type { Predicate } from '../scim/filter.ts';
 import * as store from '../store/users.ts';
+import type { Db } from '../tables.ts';
 import {
   type DsyncUser,
   directoryIdOrNil,

@@ -6,7 +6,6 @@
  * reused.
  */
 import type { Transaction } from 'kysely';
-import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import type { FlowState, HandledConsent } from '../flows/states.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
@@ -21,6 +20,7 @@ import {
 } from '../store/flows.ts';
 import { codeValues } from '../store/tokens.ts';
 import { obfuscateSubject } from '../subject.ts';
+import type { Database } from '../tables.ts';
 import type { Grant } from '../token/grant.ts';
 import type { GrantSession } from '../token/session.ts';
 import type { AuthorizeDeps, CookieJar } from './deps.ts';

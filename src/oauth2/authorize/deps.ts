@@ -1,13 +1,13 @@
 /** Everything the authorization endpoint's steps need. */
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
-import type { Database } from '../../core/db/schema.ts';
 import type { ClientOutbound } from '../client-keys.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { FlowCodec } from '../flows/challenge.ts';
 import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
+import type { Database } from '../tables.ts';
 import type { TokenIssuer } from '../token/issue.ts';
 
 export interface AuthorizeDeps {

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { random, safeEqual } from '../../core/crypto/random.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import type { CookieJar } from '../flows/cookies.ts';
 import type { FlowState } from '../flows/states.ts';
 import { deniedError, oauth2Error } from '../oauth-errors.ts';
@@ -14,6 +13,7 @@ import { coversScopes, scopeStrategy, splitSpaces } from '../scope.ts';
 import { confirmLogin, isVerifierUsed, markVerifierUsed } from '../store/flows.ts';
 import { deleteLoginSession, findRememberedLoginSession, type LoginSession } from '../store/sessions.ts';
 import { obfuscateSubject } from '../subject.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../tables.ts';
 import { checkClaimsAgainstLogin } from './checks/claims.ts';
 import { forcesLogin } from './checks/oidc.ts';
 import { isLocalhost } from './checks/redirect-uri.ts';

@@ -14,7 +14,6 @@ import { decodeProtectedHeader, importJWK, type JWK, jwtVerify, SignJWT } from '
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../../core/clock.ts';
-import type { Database } from '../../core/db/schema.ts';
 import type { OAuth2Config } from '../deps.ts';
 import { appendPath } from '../discovery/service.ts';
 import type { Dpop } from '../dpop.ts';
@@ -24,6 +23,7 @@ import type { KeyPort } from '../ports.ts';
 import { createSenderConstraint, type PresentedToken } from '../sender-constraint.ts';
 import type { SessionCodec } from '../session-data.ts';
 import { findAccessToken, insertJti } from '../store/tokens.ts';
+import type { Database } from '../tables.ts';
 import { accessTokenSignature } from '../token/lookup.ts';
 import type { GrantSession } from '../token/session.ts';
 import type { VcNonces } from './nonce.ts';

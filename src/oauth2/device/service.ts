@@ -28,7 +28,6 @@ import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { openJson, sealJson, TokenError } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
 import { random, safeEqual } from '../../core/crypto/random.ts';
-import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { type AddressFailureLimit, TOO_MANY_TEXT } from '../../core/http/auth-failures.ts';
@@ -52,6 +51,7 @@ import {
   wrongUserCodes,
 } from '../store/device.ts';
 import { isConsentUsed, markVerifierUsed } from '../store/flows.ts';
+import type { Database } from '../tables.ts';
 import { authenticateClient, type ClientAuthDeps } from '../token/client-auth.ts';
 import { DEVICE_CODE_GRANT, type UserCodes } from './codes.ts';
 

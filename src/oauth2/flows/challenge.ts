@@ -7,9 +7,9 @@
 
 import { openJson, sealJson, TokenError } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import { AppError } from '../../core/errors.ts';
 import { oauth2Error } from '../oauth-errors.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../tables.ts';
 import type { FlowState, FlowTokenKind } from './states.ts';
 
 export interface FlowCodec {

@@ -5,10 +5,10 @@
  */
 import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort } from '../ports.ts';
 import { isConsentUsed } from '../store/flows.ts';
+import type { Executor } from '../tables.ts';
 import { challengeNotFound, type FlowCodec } from './challenge.ts';
 import {
   type AcceptConsentBody,

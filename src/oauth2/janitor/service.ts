@@ -13,10 +13,10 @@
  * `--grants`; their keys stay in the issuer's key set, unused).
  */
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
 import { countExpired, deleteExpiredBatch, type ExpiringTable, type ExpiryCutoff } from '../store/janitor.ts';
 import type { TokenChanges } from '../store/tokens.ts';
+import type { Db } from '../tables.ts';
 import type { OAuth2Jobs } from '../tasks.ts';
 import { JANITOR_TARGETS, type JanitorTarget } from './schemas.ts';
 

@@ -12,8 +12,8 @@
  */
 import { openJson, peekType, sealJson } from '../../core/crypto/jwe.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import { oauth2Error } from '../oauth-errors.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../tables.ts';
 
 export type LogoutTokenKind = 'logout_challenge' | 'logout_verifier';
 

@@ -14,13 +14,13 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Clock } from '../../core/clock.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../../core/safe-fetch.ts';
 import { isUsableUri } from '../clients/uri-policy.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import { type LogoutClient, listLogoutClients } from '../store/logout.ts';
+import type { Executor } from '../tables.ts';
 import type { OAuth2Jobs } from '../tasks.ts';
 import type { BackchannelPayload } from './schemas.ts';
 

@@ -2,12 +2,12 @@
 import type { Kysely } from 'kysely';
 import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Database } from '../../core/db/schema.ts';
 import type { Logger } from '../../core/log.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { CookieJar, FlowCookies } from '../flows/cookies.ts';
 import type { ClientPort, KeyPort } from '../ports.ts';
 import { findRememberedLoginSession, type LoginSession } from '../store/sessions.ts';
+import type { Database } from '../tables.ts';
 import type { LogoutCodec } from './challenge.ts';
 import type { LogoutChannels } from './channels.ts';
 

@@ -10,12 +10,12 @@
  * Otherwise the browser is sent to `urls.logout` with a self-contained logout challenge.
  */
 
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
 import { idTokenHintClaims } from '../authorize/id-token-hint.ts';
 import { isUsableUri } from '../clients/uri-policy.ts';
 import type { CookieJar } from '../flows/cookies.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowClient } from '../ports.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../tables.ts';
 import type { LogoutState } from './challenge.ts';
 import type { LogoutDeps, LogoutOutcome } from './deps.ts';
 import { cookieSession, redirect } from './deps.ts';

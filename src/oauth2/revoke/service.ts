@@ -11,13 +11,13 @@
 
 import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import type { OAuth2Config } from '../deps.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import { deleteAccessTokensOfClient } from '../store/token-families.ts';
 import { announceRevocation, deleteTokensOfRequests, type TokenChanges } from '../store/tokens.ts';
+import type { Db } from '../tables.ts';
 import { authenticateClient, type ClientAuthDeps, type ClientCredentialsInput } from '../token/client-auth.ts';
 import type { TokenLookup } from '../token/lookup.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../token/rotation.ts';

@@ -7,7 +7,6 @@ import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
-import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import type { Logger } from '../../core/log.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
@@ -19,6 +18,7 @@ import type { SessionCodec } from '../session-data.ts';
 import { type ConsentFlow, type ConsentSelector, deleteConsentFlows, listConsentFlows } from '../store/flows.ts';
 import { countLoginSessions, deleteLoginSession, deleteLoginSessionBatch } from '../store/sessions.ts';
 import { deleteTokensOfRequests, deleteTokensOfSubject, type TokenChanges } from '../store/tokens.ts';
+import type { Database } from '../tables.ts';
 import { consentSessionView } from './schemas.ts';
 
 export interface SessionsDeps {

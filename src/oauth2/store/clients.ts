@@ -4,9 +4,8 @@
  */
 import type { Insertable, Selectable } from 'kysely';
 import { mapDbError } from '../../core/db/errors.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Oauth2ClientsTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import { LIFESPAN_FIELDS, type Lifespans, type StoredClient } from '../clients/model.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor, type Oauth2ClientsTable } from '../tables.ts';
 
 type Row = Selectable<Oauth2ClientsTable>;
 

@@ -1,7 +1,6 @@
 /** Device authorization requests (`oauth2_device_requests`) and wrong-user-code counters. */
 import type { Selectable } from 'kysely';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID, type DeviceRequestsTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type DeviceRequestsTable, type Executor } from '../tables.ts';
 import { fromRow } from './tokens.ts';
 
 export type DeviceState = 'pending' | 'accepted' | 'rejected' | 'issued';

@@ -1,8 +1,6 @@
 /** Consent sessions stored as flow rows (`oauth2_flows`) and used consent ids (`oauth2_used_consents`). */
 import { type Selectable, sql } from 'kysely';
-import type { FlowsTable } from '../../core/db/schema.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor, type FlowsTable } from '../tables.ts';
 import { insertFrom } from './one-statement.ts';
 import { type LoginSession, loginSessionValues } from './sessions.ts';
 

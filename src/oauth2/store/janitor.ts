@@ -5,8 +5,7 @@
  * (NULL `expires_at`) are never selected.
  */
 import { sql } from 'kysely';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 import { announceRevocation, type TokenChanges } from './tokens.ts';
 
 export interface ExpiringTable {

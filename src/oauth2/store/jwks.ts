@@ -3,8 +3,7 @@
  * in the jwk service. Within a set, rows come newest first (highest id first).
  */
 import { mapDbError } from '../../core/db/errors.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 
 export interface JwkRow {
   id: number;

@@ -7,8 +7,7 @@
  */
 import { sql } from 'kysely';
 import { engineOf } from '../../core/db/engine.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 
 export interface LogoutClient {
   /** The login session the client took part in. */

@@ -1,6 +1,5 @@
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 /** Pushed authorization requests (`oauth2_pushed_requests`, RFC 9126). */
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
 
 export interface PushedRequestRow {
   signature: string;

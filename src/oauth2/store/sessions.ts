@@ -1,8 +1,7 @@
 /** Login sessions (`oauth2_login_sessions`). */
 import { sql } from 'kysely';
 import { engineOf } from '../../core/db/engine.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 import type { LogoutClient } from './logout.ts';
 
 export interface LoginSession {

@@ -4,7 +4,7 @@
  * of DPoP proofs and client assertions that must be used once.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../../core/db/schema.ts';
+import type { Database } from '../tables.ts';
 import { perHandle } from './group-commit.ts';
 import {
   insertAccessToken,

@@ -4,8 +4,7 @@
  * `request_id`.
  */
 import { sql } from 'kysely';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 import { announceRevocation, type RefreshRecord, refreshFromRow, type TokenChanges } from './tokens.ts';
 
 /**

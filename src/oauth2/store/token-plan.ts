@@ -16,7 +16,8 @@
  */
 import type { Audit, AuditEvent } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
-import { type Db, type Executor, isRetryableTxError, withTx } from '../../core/db/tx.ts';
+import { isRetryableTxError, withTx } from '../../core/db/tx.ts';
+import type { Db, Executor } from '../tables.ts';
 import { insertAccessTokenGrouped } from './token-batch.ts';
 import {
   deactivateRefreshTokensOfRequest,

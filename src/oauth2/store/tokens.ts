@@ -5,8 +5,7 @@
 
 import { sql } from 'kysely';
 import type { ChangeFeed } from '../../core/db/changes.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 import { insertFrom, insertValues } from './one-statement.ts';
 
 export interface TokenRecord {

@@ -5,8 +5,7 @@
  */
 import type { Selectable } from 'kysely';
 import { mapDbError } from '../../core/db/errors.ts';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID, type TrustedJwtBearerIssuersTable } from '../../core/db/schema.ts';
-import type { Executor } from '../../core/db/tx.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor, type TrustedJwtBearerIssuersTable } from '../tables.ts';
 import type { JwkRow } from './jwks.ts';
 
 export interface TrustedIssuer {

@@ -10,13 +10,13 @@
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { Clock } from '../../core/clock.ts';
-import type { Db } from '../../core/db/tx.ts';
 import { AppError } from '../../core/errors.ts';
 import { ClientKeysError, type ClientOutbound } from '../client-keys.ts';
 import { type CertificateSource, certificateKeyIn, certificateNames } from '../mtls.ts';
 import { oauth2Error } from '../oauth-errors.ts';
 import type { ClientPort, FlowClient } from '../ports.ts';
 import { insertJtiGrouped } from '../store/token-batch.ts';
+import type { Db } from '../tables.ts';
 
 export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];

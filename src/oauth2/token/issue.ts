@@ -9,7 +9,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
-import type { Executor } from '../../core/db/tx.ts';
 import { VC_SCOPE, type VcNonces } from '../credentials/nonce.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { FlowClient, KeyPort, LifespanKey } from '../ports.ts';
@@ -17,6 +16,7 @@ import { clientGrantTypes, isPublicClient } from '../ports.ts';
 import type { SessionCodec } from '../session-data.ts';
 import type { TokenPlan } from '../store/token-plan.ts';
 import { type CodeRecord, insertAccessToken, insertCode, type TokenRecord } from '../store/tokens.ts';
+import type { Executor } from '../tables.ts';
 import type { Grant, GrantKind } from './grant.ts';
 import type { HookPayload, TokenHook } from './hook.ts';
 import { accessTokenClaims } from './jwt-claims.ts';

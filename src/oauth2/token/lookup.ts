@@ -8,10 +8,10 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import type { ChangeFeed } from '../../core/db/changes.ts';
-import type { Database } from '../../core/db/schema.ts';
 import type { OAuth2Config } from '../deps.ts';
 import type { KeyPort } from '../ports.ts';
 import { findAccessToken, findRefreshToken, type RefreshRecord, type TokenRecord } from '../store/tokens.ts';
+import type { Database } from '../tables.ts';
 
 export type FoundToken = { use: 'access_token'; row: TokenRecord } | { use: 'refresh_token'; row: RefreshRecord };
 

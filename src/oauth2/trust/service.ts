@@ -9,7 +9,6 @@ import type { Audit } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
-import type { Database } from '../../core/db/schema.ts';
 import { withTx } from '../../core/db/tx.ts';
 import { AppError, badRequest, HERODOT, notFound } from '../../core/errors.ts';
 import { keysetPage, type Page, parsePageQuery } from '../../core/pagination.ts';
@@ -27,6 +26,7 @@ import {
   listTrustedIssuers,
   type TrustedIssuer,
 } from '../store/trust.ts';
+import type { Database } from '../tables.ts';
 import type { TrustBody } from './schemas.ts';
 
 export interface TrustDeps {

@@ -20,7 +20,7 @@ import type { DriveResult, Scenario, Side } from '../types.ts';
 const SMOKE = process.argv.includes('--smoke');
 const SESSIONS = Number(process.env.BENCH_REVOKE_SESSIONS ?? (SMOKE ? 2_000 : 100_000));
 
-import { DEFAULT_NETWORK_ID as NID } from '../../../src/core/db/schema.ts';
+import { DEFAULT_NETWORK_ID as NID } from '../../../src/oauth2/tables.ts';
 
 /** BENCH_REVOKE_BATCH: another `oauth2.session_revocation.batch_size` (a gatehouse process of its own). */
 const BATCH = process.env.BENCH_REVOKE_BATCH ? Number(process.env.BENCH_REVOKE_BATCH) : undefined;

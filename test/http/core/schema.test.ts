@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, type DatabaseHandle } from '../../../src/core/db/client.ts';
-import { TABLE_COLUMNS } from '../../../src/core/db/schema.ts';
+import { TABLE_COLUMNS } from '../../../src/database.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 
-describe('src/core/db/schema.ts matches the migrated database', () => {
+describe('the table types (src/database.ts) match the migrated database', () => {
   let database: TestDatabase;
   let h: DatabaseHandle;
   beforeAll(async () => {

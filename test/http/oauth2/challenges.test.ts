@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../../src/core/db/schema.ts';
 import type { FlowState } from '../../../src/oauth2/flows/states.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID } from '../../../src/oauth2/tables.ts';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
 
 let t: TestServer;

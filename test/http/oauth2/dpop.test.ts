@@ -29,6 +29,7 @@ import {
   runFlow,
 } from '../../helpers/oauth2.ts';
 import { discoverAs } from '../../helpers/openid-client.ts';
+import { tokenRequest } from '../../helpers/tokens.ts';
 
 interface Key extends GenerateKeyPairResult {
   jwk: JWK;
@@ -85,20 +86,8 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-async function token(form: Record<string, string>, headers: Record<string, string> = {}, c = client) {
-  const res = await fetch(tokenUrl, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      ...(c.client_secret
-        ? { authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}` }
-        : {}),
-      ...headers,
-    },
-    body: new URLSearchParams(c.client_secret ? form : { ...form, client_id: c.client_id }).toString(),
-  });
-  return { status: res.status, res, body: (await res.json()) as Record<string, unknown> };
-}
+const token = (form: Record<string, string>, headers: Record<string, string> = {}, c = client) =>
+  tokenRequest(t, c, form, headers);
 
 async function introspect(tokenValue: string) {
   const r = await fetch(`${t.adminUrl}/admin/oauth2/introspect`, {

@@ -8,8 +8,8 @@ import { resolve } from 'node:path';
 import { parseCrontab } from 'graphile-worker';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_NETWORK_ID as NID } from '../../../src/core/db/schema.ts';
 import { enqueue } from '../../../src/core/jobs/enqueue.ts';
+import { DEFAULT_NETWORK_ID as NID } from '../../../src/oauth2/tables.ts';
 import { eventually, LogCapture, startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { runCli } from '../../helpers/cli.ts';
 

@@ -18,6 +18,7 @@ import {
   runFlow,
 } from '../../helpers/oauth2.ts';
 import { discoverAs } from '../../helpers/openid-client.ts';
+import { tokenRequest } from '../../helpers/tokens.ts';
 
 const API = 'https://api.example.com';
 const REPORTS = 'https://reports.example.com/v1';
@@ -36,19 +37,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-async function token(form: Record<string, string | string[]>, c: CreatedClient = client) {
-  const body = new URLSearchParams();
-  for (const [k, v] of Object.entries(form)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
-  const res = await fetch(`${t.publicUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`,
-    },
-    body,
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const token = (form: Record<string, string | string[]>, c: CreatedClient = client) => tokenRequest(t, c, form);
 
 async function audienceOf(accessToken: string): Promise<unknown> {
   const r = await fetch(`${t.adminUrl}/admin/oauth2/introspect`, {

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_NETWORK_ID as NID } from '../../../src/core/db/schema.ts';
+import { DEFAULT_NETWORK_ID as NID } from '../../../src/oauth2/tables.ts';
 import { eventually, LogCapture, startTestServer, TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { CLI, runCli } from '../../helpers/cli.ts';
 import { backchannelJobs, sessionCount } from '../../helpers/logout.ts';

@@ -36,12 +36,17 @@ beforeAll(async () => {
     scope: 'openid offline read write',
     audience: [api.client_id],
   });
-  const tokens = await codeTokens(t, web, 'openid read write', {
-    consent: (q) => ({ grant_scope: q.requested_scope, grant_access_token_audience: [api.client_id] }),
-  });
-  userToken = tokens.access_token as string;
+  userToken = await userTokenOf(web, 'openid read write', api);
 });
 afterAll(() => t?.close());
+
+/** Alice's access token from a code flow of `client` whose consent grants `scope` and the audience `audience`. */
+const userTokenOf = async (client: CreatedClient, scope: string, audience: CreatedClient) =>
+  (
+    await codeTokens(t, client, scope, {
+      consent: (q) => ({ grant_scope: q.requested_scope, grant_access_token_audience: [audience.client_id] }),
+    })
+  ).access_token as string;
 
 const exchange = (form: Record<string, string>, c: CreatedClient = api) =>
   tokenRequest(t, c, { grant_type: GRANT, subject_token: userToken, subject_token_type: ACCESS, ...form });
@@ -120,11 +125,7 @@ describe('token exchange (RFC 8693)', () => {
       scope: 'openid read',
       audience: [jwtApi.client_id],
     });
-    const subject = (
-      await codeTokens(t, jwtWeb, 'openid read', {
-        consent: (q) => ({ grant_scope: q.requested_scope, grant_access_token_audience: [jwtApi.client_id] }),
-      })
-    ).access_token as string;
+    const subject = await userTokenOf(jwtWeb, 'openid read', jwtApi);
     const actor = String(
       (await tokenRequest(t, jwtApi, { grant_type: 'client_credentials', scope: 'read' })).body.access_token,
     );
@@ -146,11 +147,7 @@ describe('token exchange (RFC 8693)', () => {
       scope: 'openid read',
       audience: [api.client_id],
     });
-    const readOnly = (
-      await codeTokens(t, narrow, 'openid read', {
-        consent: (q) => ({ grant_scope: q.requested_scope, grant_access_token_audience: [api.client_id] }),
-      })
-    ).access_token as string;
+    const readOnly = await userTokenOf(narrow, 'openid read', api);
     const wider = await tokenRequest(t, api, {
       grant_type: GRANT,
       subject_token: readOnly,

@@ -4,7 +4,7 @@
  * and counts. A run is an object made per call; nothing is shared between runs.
  */
 import type { Clock } from '../../../core/clock.ts';
-import { type Db, type Executor, withTx } from '../../../core/db/tx.ts';
+import { withTx } from '../../../core/db/tx.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { Applied, Applier } from '../../change/apply.ts';
 import type { Planner } from '../../change/plan.ts';
@@ -13,6 +13,7 @@ import type { DeliveryPolicy } from '../../events/service.ts';
 import { releaseLease, renewLease } from '../../store/cloud-syncs.ts';
 import { listGroupIds } from '../../store/groups.ts';
 import { listUserIds } from '../../store/users.ts';
+import type { Db, Executor } from '../../tables.ts';
 import type { Directory, EventCallback, WebhookEvent } from '../../types.ts';
 import type { TokenSource } from './auth.ts';
 import { type GoogleClient, googleError, isGoogleError, type ListPage } from './client.ts';

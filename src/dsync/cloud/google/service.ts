@@ -12,7 +12,7 @@
  */
 import type { Clock } from '../../../core/clock.ts';
 import type { KeyRing } from '../../../core/crypto/keys.ts';
-import { type Db, withTx } from '../../../core/db/tx.ts';
+import { withTx } from '../../../core/db/tx.ts';
 import { removeDeadJobsByKey } from '../../../core/jobs/admin.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { SafeFetch } from '../../../core/safe-fetch.ts';
@@ -20,6 +20,7 @@ import type { Applier } from '../../change/apply.ts';
 import type { DirectoriesService } from '../../directories/service.ts';
 import type { DeliveryPolicy } from '../../events/service.ts';
 import { listSyncableDirectories } from '../../store/cloud-syncs.ts';
+import type { Db } from '../../tables.ts';
 import type { DsyncJobs } from '../../tasks.ts';
 import { createGoogleAuth } from './auth.ts';
 import { createGoogleClient } from './client.ts';

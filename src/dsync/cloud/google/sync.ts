@@ -20,7 +20,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../core/clock.ts';
-import type { Db } from '../../../core/db/tx.ts';
 import { isAppError } from '../../../core/errors.ts';
 import type { Logger } from '../../../core/log.ts';
 import type { Applier } from '../../change/apply.ts';
@@ -28,6 +27,7 @@ import type { DirectoriesService } from '../../directories/service.ts';
 import type { DeliveryPolicy } from '../../events/service.ts';
 import { claimLease } from '../../store/cloud-syncs.ts';
 import { listMemberIds } from '../../store/members.ts';
+import type { Db } from '../../tables.ts';
 import type { Directory, DsyncGroup, DsyncUser } from '../../types.ts';
 import type { TokenSource } from './auth.ts';
 import { type GoogleClient, isGoogleError, PAGE_SIZE } from './client.ts';

@@ -6,12 +6,12 @@
  * `group.user_added`/`group.user_removed` for membership changes. Nothing is written, and no event
  * produced, for an unchanged object.
  */
-import type { Executor } from '../../../core/db/tx.ts';
 import { addMembers as addMembersOf, removeMembers as removeMembersOf } from '../../change/members.ts';
 import type { ChangePlan, Planner } from '../../change/plan.ts';
 import * as groups from '../../store/groups.ts';
 import * as steps from '../../store/steps.ts';
 import * as users from '../../store/users.ts';
+import type { Executor } from '../../tables.ts';
 import type { DsyncGroup, DsyncUser } from '../../types.ts';
 import { groupFingerprint, userFingerprint } from './mapping.ts';
 

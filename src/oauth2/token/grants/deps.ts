@@ -2,11 +2,11 @@
 import type { Kysely } from 'kysely';
 import type { Audit } from '../../../core/audit/events.ts';
 import type { Clock } from '../../../core/clock.ts';
-import type { Database } from '../../../core/db/schema.ts';
 import type { OAuth2Config } from '../../deps.ts';
 import type { SessionCodec } from '../../session-data.ts';
 import type { PlanOutcome } from '../../store/token-plan.ts';
 import type { TokenChanges } from '../../store/tokens.ts';
+import type { Database } from '../../tables.ts';
 import type { TrustService } from '../../trust/service.ts';
 import type { IssuedTokens, TokenIssuer } from '../issue.ts';
 import type { TokenLookup } from '../lookup.ts';
