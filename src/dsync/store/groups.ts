@@ -34,12 +34,22 @@ export async function listGroups(
   scope: UserScope,
   opts: { filter?: Predicate | undefined; offset: number; limit: number; withTotal?: boolean },
 ): Promise<{ groups: DsyncGroup[]; total: number }> {
-  const rows = await scoped(db, scope, opts.filter)
-    .selectAll('g')
+  // The page's keys first, then its rows: without a filter the keys come from an index-only scan
+  // of (dsync_groups_created_idx), so a deep page (startIndex 99,001 of 100,000) reads the index up to it
+  // and 100 rows, not every row before it (about a quarter of the buffers, and no plan that sorts
+  // the whole directory).
+  const page = scoped(db, scope, opts.filter)
+    .select(['g.directory_id', 'g.id'])
     .orderBy('g.created_at', 'desc')
     .orderBy('g.id', 'desc')
     .offset(opts.offset)
-    .limit(opts.limit)
+    .limit(opts.limit);
+  const rows = await db
+    .selectFrom('dsync_groups as g')
+    .innerJoin(page.as('p'), (j) => j.onRef('p.directory_id', '=', 'g.directory_id').onRef('p.id', '=', 'g.id'))
+    .selectAll('g')
+    .orderBy('g.created_at', 'desc')
+    .orderBy('g.id', 'desc')
     .execute();
   let total = rows.length;
   if (opts.withTotal) {

@@ -49,12 +49,22 @@ export async function listUsers(
   scope: UserScope,
   opts: { filter?: Predicate | undefined; offset: number; limit: number; withTotal?: boolean },
 ): Promise<{ users: DsyncUser[]; total: number }> {
-  const rows = await scoped(db, scope, opts.filter)
-    .selectAll('u')
+  // The page's keys first, then its rows: without a filter the keys come from an index-only scan
+  // of (dsync_users_created_idx), so a deep page (startIndex 99,001 of 100,000) reads the index up to it
+  // and 100 rows, not every row before it (about a quarter of the buffers, and no plan that sorts
+  // the whole directory).
+  const page = scoped(db, scope, opts.filter)
+    .select(['u.directory_id', 'u.id'])
     .orderBy('u.created_at', 'desc')
     .orderBy('u.id', 'desc')
     .offset(opts.offset)
-    .limit(opts.limit)
+    .limit(opts.limit);
+  const rows = await db
+    .selectFrom('dsync_users as u')
+    .innerJoin(page.as('p'), (j) => j.onRef('p.directory_id', '=', 'u.directory_id').onRef('p.id', '=', 'u.id'))
+    .selectAll('u')
+    .orderBy('u.created_at', 'desc')
+    .orderBy('u.id', 'desc')
     .execute();
   let total = rows.length;
   if (opts.withTotal) {
