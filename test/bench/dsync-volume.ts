@@ -16,6 +16,7 @@
  * Used by the "SCIM POST /Users into a directory of 100,000 users" scenario (scenarios/dsync-growth.ts);
  * `--smoke` loads SMOKE_VOLUME, a hundredth of it.
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 export interface DirectoryVolume {
@@ -66,7 +67,8 @@ export interface VolumeTarget {
   apiKey: string;
 }
 
-async function createDirectory(t: VolumeTarget, product: string, webhook?: string): Promise<VolumeDirectory> {
+/** A directory of tenant `volume` through the v1 API (its SCIM secret sealed as gatehouse seals it). */
+export async function createDirectory(t: VolumeTarget, product: string, webhook?: string): Promise<VolumeDirectory> {
   const r = await fetch(`${t.adminUrl}/api/v1/dsync`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Api-Key ${t.apiKey}` },
@@ -82,6 +84,22 @@ async function createDirectory(t: VolumeTarget, product: string, webhook?: strin
   const d = ((await r.json()) as { data: { id: string; scim: { endpoint: string; secret: string } } }).data;
   return { id: d.id, path: new URL(d.scim.endpoint).pathname, secret: d.scim.secret };
 }
+
+/** md5 of `x` as PostgreSQL's `md5(x)::uuid::text` writes it. */
+const md5uuid = (x: string) =>
+  createHash('md5')
+    .update(x)
+    .digest('hex')
+    .replace(/^(.{8})(.{4})(.{4})(.{4})/, '$1-$2-$3-$4-');
+
+/** User `k` (1-based) of a directory of the fixture: its id and userName, as USERS below makes them. */
+export const volumeUser = (directoryId: string, k: number) => ({
+  id: md5uuid(`${directoryId}:u:${k}`),
+  userName: `user${k}@${directoryId.slice(0, 8)}.example.com`,
+});
+
+/** The id of group `k` (0-based; 0 is "Everyone") of a directory of the fixture, as GROUPS makes it. */
+export const volumeGroup = (directoryId: string, k: number) => md5uuid(`${directoryId}:g:${k}`);
 
 // Row ids are uuids derived from (directory, kind, number), so memberships and events name users and
 // groups without reading them back. `$1`: the directories (uuid[]), `$2`..: the volume of each.

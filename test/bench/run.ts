@@ -184,8 +184,8 @@ if (BUILT) {
   process.env.BENCH_BUILT = '1';
 }
 const all = await loadScenarios();
-/** Which gatehouse process a scenario runs on: one per set of overrides, or its own (`fresh`). */
-const processKey = (s: Scenario) => JSON.stringify([s.overrides ?? {}, s.fresh ? s.name : '']);
+/** Which gatehouse process a scenario runs on: one per set of overrides, or its own (`fresh`, per group). */
+const processKey = (s: Scenario) => JSON.stringify([s.overrides ?? {}, s.fresh ? (s.group ?? s.name) : '']);
 const picked = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
 // The smoke run takes the scenarios process by process (in the order each process first appears),
 // so that one gatehouse at a time holds connections; a full run keeps the table's order.
@@ -271,7 +271,10 @@ try {
         row.ratios.push((got.gatehouse as Run).rps / pr.rps);
       }
     }
-    for (const x of sides) if (x.side.report) row.reports[x.who] = await x.side.report(x.p);
+    for (const x of sides) {
+      const rep = await x.side.report?.(x.p);
+      if (rep && Object.keys(rep).length) row.reports[x.who] = rep;
+    }
     const g = row.gatehouse;
     if (g.some((r) => r.errors || r.non2xx) || !g.some((r) => r.requests > 0)) failed = true;
     rows.push(row);

@@ -66,6 +66,11 @@ export interface Scenario {
    */
   fresh?: boolean;
   /**
+   * With `fresh`: scenarios of the same group share one fresh process (and whatever a fixture loaded
+   * into its database), in the order they are listed; without it each fresh scenario has its own.
+   */
+  group?: string;
+  /**
    * Rounds of this scenario whatever BENCH_ROUNDS says (also in the smoke run), for a scenario
    * whose rounds are successive steps rather than repetitions (the growth scenario).
    */

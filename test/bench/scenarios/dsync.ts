@@ -142,28 +142,32 @@ function patchMembers(dirOf: (p: Proc) => Promise<Dir>): Side {
           members: [],
         }),
       );
-      let seq = 0;
       return [
         {
           method: 'PATCH',
           path: `${dir.path}/Groups/${group}`,
           headers: { ...SCIM_JSON, authorization: `Bearer ${dir.secret}` },
-          body: () => {
-            const i = seq++;
-            const user = users[i % MEMBERS] as string;
-            const op =
-              Math.floor(i / MEMBERS) % 2 === 0
-                ? {
-                    op: 'add',
-                    path: 'members',
-                    value: [{ value: user, display: `m${i % MEMBERS}-${tag}@example.com` }],
-                  }
-                : { op: 'remove', path: `members[value eq "${user}"]` };
-            return JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [op] });
-          },
+          body: memberPatches(users.map((id, i) => ({ id, display: `m${i}-${tag}@example.com` }))),
         },
       ];
     },
+  };
+}
+
+/**
+ * Bodies of group `PATCH`es as Okta sends them, one per call: each of `members` added in turn
+ * (`add`/`members`), then each removed (`members[value eq …]`), and again.
+ */
+export function memberPatches(members: Array<{ id: string; display: string }>): () => string {
+  let seq = 0;
+  return () => {
+    const i = seq++;
+    const m = members[i % members.length] as { id: string; display: string };
+    const op =
+      Math.floor(i / members.length) % 2 === 0
+        ? { op: 'add', path: 'members', value: [{ value: m.id, display: m.display }] }
+        : { op: 'remove', path: `members[value eq "${m.id}"]` };
+    return JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [op] });
   };
 }
 

@@ -51,7 +51,7 @@ class Jar {
   }
 }
 
-class FlowError extends Error {}
+export class FlowError extends Error {}
 
 async function expectRedirect(res: Response, step: string): Promise<string> {
   const loc = res.headers.get('location');
@@ -78,7 +78,7 @@ function pkce() {
 }
 
 /** Runs `connections` loops of `flow` for `seconds` (at least one flow each). */
-async function loops(connections: number, seconds: number, flow: () => Promise<void>): Promise<DriveResult> {
+export async function loops(connections: number, seconds: number, flow: () => Promise<unknown>): Promise<DriveResult> {
   const started = performance.now();
   const until = started + seconds * 1000;
   const latencies: number[] = [];
@@ -103,7 +103,7 @@ async function loops(connections: number, seconds: number, flow: () => Promise<v
   return { units: latencies.length, errors, latencies, elapsedMs: performance.now() - started };
 }
 
-interface GhClient {
+export interface GhClient {
   client_id: string;
   client_secret: string;
 }
@@ -137,7 +137,11 @@ async function authorizationUrl(
   return url.toString();
 }
 
-async function ghFlow(p: Proc, c: GhClient, par = false): Promise<void> {
+/**
+ * One whole flow of a fresh browser with client `c` (through PAR when `par`); throws on any
+ * unexpected answer. Returns the token response (access, refresh and ID token).
+ */
+export async function ghFlow(p: Proc, c: GhClient, par = false): Promise<Record<string, unknown>> {
   const b = new Jar();
   const { verifier, challenge } = pkce();
   const auth = await authorizationUrl(
@@ -187,26 +191,37 @@ async function ghFlow(p: Proc, c: GhClient, par = false): Promise<void> {
   const body = (await tok.json()) as Record<string, unknown>;
   if (tok.status !== 200 || !body.access_token || !body.refresh_token || !body.id_token)
     throw new FlowError(`code exchange answered ${tok.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  return body;
 }
 
-const gatehouseSide = (par: boolean): Side => {
+/**
+ * A confidential client of the flow (through the admin API): `authorization_code` and
+ * `refresh_token`, the bench's redirect URI, `openid offline` (`extra` adds to or replaces fields).
+ */
+export async function codeClient(p: Proc, extra: Record<string, unknown> = {}): Promise<GhClient> {
+  const r = await fetch(`${p.adminUrl}/admin/clients`, {
+    method: 'POST',
+    headers: JSON_H,
+    body: JSON.stringify({
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: [CB],
+      scope: 'openid offline',
+      token_endpoint_auth_method: 'client_secret_basic',
+      ...extra,
+    }),
+  });
+  if (r.status !== 201) throw new Error(`client create answered ${r.status}: ${await r.text()}`);
+  return (await r.json()) as GhClient;
+}
+
+/** gatehouse's side of the flow scenarios: whole flows from `connections` loops (`drive`). */
+export const gatehouseSide = (par: boolean): Side => {
   let client: GhClient | undefined;
   return {
     url: (p) => p.url,
     async setup(p) {
-      const r = await fetch(`${p.adminUrl}/admin/clients`, {
-        method: 'POST',
-        headers: JSON_H,
-        body: JSON.stringify({
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-          redirect_uris: [CB],
-          scope: 'openid offline',
-          token_endpoint_auth_method: 'client_secret_basic',
-        }),
-      });
-      if (r.status !== 201) throw new Error(`client create answered ${r.status}: ${await r.text()}`);
-      client = (await r.json()) as GhClient;
+      client = await codeClient(p);
       await ghFlow(p, client, par);
       return [];
     },

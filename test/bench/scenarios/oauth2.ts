@@ -9,13 +9,14 @@ import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import type { Proc } from '../proc.ts';
 import type { BenchRequest, Scenario, Side } from '../types.ts';
 
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const basic = (id: string, secret: string) =>
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+export const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 /** The client the oidc-provider peer registers (test/bench/peers/oidc-provider.mjs). */
 const PEER_AUTH = basic('bench', 'bench-secret-0123456789abcdef0123');
 
-async function check(url: string, r: BenchRequest, status = 200): Promise<Response> {
+/** Sends `r` once and throws unless it is answered `status`. */
+export async function check(url: string, r: BenchRequest, status = 200): Promise<Response> {
   const res = await fetch(`${url}${r.path}`, {
     method: r.method ?? 'GET',
     headers: r.headers ?? {},
@@ -26,7 +27,8 @@ async function check(url: string, r: BenchRequest, status = 200): Promise<Respon
   return res;
 }
 
-async function machineClient(p: Proc, extra: Record<string, unknown> = {}) {
+/** A `client_credentials` client (`read write`) through the admin API; `extra` adds to or replaces fields. */
+export async function machineClient(p: Proc, extra: Record<string, unknown> = {}) {
   const r = await fetch(`${p.adminUrl}/admin/clients`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -37,7 +39,7 @@ async function machineClient(p: Proc, extra: Record<string, unknown> = {}) {
 }
 
 /** Adds an ES256 key to `hydra.jwt.access-token`: the newest key, so the one JWT access tokens are signed with. */
-async function es256SigningKey(p: Proc) {
+export async function es256SigningKey(p: Proc) {
   const r = await fetch(`${p.adminUrl}/admin/keys/hydra.jwt.access-token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -46,7 +48,8 @@ async function es256SigningKey(p: Proc) {
   if (r.status !== 201) throw new Error(`key create answered ${r.status}: ${await r.text()}`);
 }
 
-async function ghToken(p: Proc, clientExtra: Record<string, unknown> = {}): Promise<BenchRequest> {
+/** A new machine client's `client_credentials` token request (`scope=read`), checked once. */
+export async function ghToken(p: Proc, clientExtra: Record<string, unknown> = {}): Promise<BenchRequest> {
   const c = await machineClient(p, clientExtra);
   const req: BenchRequest = {
     method: 'POST',
@@ -119,10 +122,42 @@ const getOnly = (path: string): Side => ({
   },
 });
 
+/** gatehouse: `client_credentials` from one machine client (opaque tokens at the defaults). */
+export const ghClientCredentials: Side = { url: (p) => p.url, setup: async (p) => [await ghToken(p)] };
+
+/** The config of the stateless JWT scenarios. */
+export const STATELESS = { 'strategies.jwt.stateless.enabled': true };
+
+/** gatehouse: `client_credentials` signed with a new ES256 key (stateless JWTs with STATELESS). */
+export const ghStatelessJwt: Side = {
+  url: (p) => p.url,
+  async setup(p) {
+    await es256SigningKey(p);
+    return [await ghToken(p)];
+  },
+};
+
+/** gatehouse: admin introspection of one opaque access token. */
+export const ghIntrospection: Side = {
+  url: (p) => p.adminUrl,
+  async setup(p) {
+    const res = await check(p.url, await ghToken(p));
+    const token = ((await res.json()) as { access_token: string }).access_token;
+    const req: BenchRequest = {
+      method: 'POST',
+      path: '/admin/oauth2/introspect',
+      headers: FORM,
+      body: new URLSearchParams({ token }).toString(),
+    };
+    await check(p.adminUrl, req);
+    return [req];
+  },
+};
+
 export const scenarios: Scenario[] = [
   {
     name: 'token: client_credentials, opaque',
-    gatehouse: { url: (p) => p.url, setup: async (p) => [await ghToken(p)] },
+    gatehouse: ghClientCredentials,
     peer: { kind: 'oidc-provider', side: peerToken() },
   },
   {
@@ -138,14 +173,8 @@ export const scenarios: Scenario[] = [
   },
   {
     name: 'token: client_credentials, stateless JWT ES256',
-    overrides: { 'strategies.jwt.stateless.enabled': true },
-    gatehouse: {
-      url: (p) => p.url,
-      async setup(p) {
-        await es256SigningKey(p);
-        return [await ghToken(p)];
-      },
-    },
+    overrides: STATELESS,
+    gatehouse: ghStatelessJwt,
     peer: { kind: 'oidc-provider', side: peerToken('urn:bench:jwt') },
   },
   {
@@ -176,21 +205,7 @@ export const scenarios: Scenario[] = [
   },
   {
     name: 'introspection of an opaque token',
-    gatehouse: {
-      url: (p) => p.adminUrl,
-      async setup(p) {
-        const res = await check(p.url, await ghToken(p));
-        const token = ((await res.json()) as { access_token: string }).access_token;
-        const req: BenchRequest = {
-          method: 'POST',
-          path: '/admin/oauth2/introspect',
-          headers: FORM,
-          body: new URLSearchParams({ token }).toString(),
-        };
-        await check(p.adminUrl, req);
-        return [req];
-      },
-    },
+    gatehouse: ghIntrospection,
     peer: {
       kind: 'oidc-provider',
       side: {
