@@ -32,7 +32,7 @@
  * scenarios make them (scenarios/volume.ts).
  */
 import pg from 'pg';
-import { DEFAULT_NETWORK_ID as NID } from '../../src/core/db/schema.ts';
+import { DEFAULT_NETWORK_ID as NID } from '../../src/oauth2/tables.ts';
 import { createDirectory } from './dsync-volume.ts';
 import type { Proc } from './proc.ts';
 import { codeClient, ghFlow } from './scenarios/flows.ts';
