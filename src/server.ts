@@ -16,6 +16,7 @@ import { healthRoutes, metricsRoutes } from './core/http/health.ts';
 import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openapi.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { jobRoutes } from './core/jobs/routes.ts';
 import { jacksonHealthRoutes } from './dsync/index.ts';
 import { clientCertificateRequest, DEFAULT_DEV_USERS } from './oauth2/index.ts';
 import { VERSION } from './version.ts';
@@ -89,6 +90,8 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
     now: () => c.clock.now(),
     types: c.auditTypes,
   });
+  // Background jobs: on the queue's database (`queue.dsn`, else the data database), as the CLI's.
+  jobRoutes(adm.group({ access: 'admin', family: 'jobs', body: ['json'], tag: 'jobs' }), { db: c.queue.db });
   adm.routes.push(...c.oauth2.routes.admin, ...(v1.admin ? c.dsync.routes.v1 : []));
   const documented = adm.routes.length;
   // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.

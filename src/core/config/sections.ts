@@ -99,7 +99,7 @@ const coreSpec = {
         ),
         api_keys: list(
           [],
-          'API keys of the admin API, each as `sha256:<64 hex>` (the SHA-256 of the key, never the key itself), optionally followed by `:<family,…>` to allow only those route families (`clients`, `keys`, `flows`, `sessions`, `trust`, `audit`, `metadata`, and `dsync` for `/api/v1/dsync`; none listed: all). `gatehouse admin-key hash <key>` (or `--generate`) prints an entry.',
+          'API keys of the admin API, each as `sha256:<64 hex>` (the SHA-256 of the key, never the key itself), optionally followed by `:<family,…>` to allow only those route families (`clients`, `keys`, `flows`, `sessions`, `trust`, `jobs`, `audit`, `metadata`, and `dsync` for `/api/v1/dsync`; none listed: all). `gatehouse admin-key hash <key>` (or `--generate`) prints an entry.',
           { secret: true },
           z.string().superRefine((v, ctx) => {
             const parsed = parseAdminKeyEntry(v);

@@ -38,6 +38,7 @@ export const ADMIN_FAMILIES = {
   sessions:
     'Consent and login sessions and the tokens issued from them (`/admin/oauth2/auth/sessions/…`, `/admin/oauth2/introspect`, `/admin/oauth2/tokens`).',
   trust: 'Trusted JWT-bearer issuers (`/admin/trust/…`).',
+  jobs: 'Background jobs that ran out of attempts, and their retry (`/admin/jobs/…`).',
   audit: 'Audit events (`/admin/audit/events`).',
   metadata: 'Prometheus metrics and the admin OpenAPI document (`/admin/metrics/prometheus`, `/admin/openapi.json`).',
 } as const;

@@ -412,10 +412,10 @@ describe('the configuration', () => {
       loadConfig({ env: {}, overrides: { 'serve.admin.auth.api_keys': [`${hashAdminKey('k')}:clients,everything`] } }),
     );
     expect(family[0]).toMatch(/unknown family 'everything'/);
-    // The families of the core and of the domains (`dsync`, registered by the composition root) are known.
+    // The families of the core (`jobs`) and of the domains (`dsync`, registered by the composition root) are known.
     const known = loadConfig({
       env: {},
-      overrides: { 'serve.admin.auth.api_keys': [`${hashAdminKey('k')}:clients,dsync`] },
+      overrides: { 'serve.admin.auth.api_keys': [`${hashAdminKey('k')}:clients,jobs,dsync`] },
     });
     expect(known.serve.admin.auth.api_keys).toHaveLength(1);
     const locked = problems(() =>
