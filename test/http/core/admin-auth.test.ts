@@ -341,6 +341,9 @@ describe('the CLI', () => {
     expect(hashed.stdout.trim()).toBe(`${hashAdminKey(ALL_KEY)}:clients,keys`);
     const piped = await runCli(['admin-key', 'hash'], {}, 30_000, `${ALL_KEY}\n`);
     expect(piped.stdout.trim()).toBe(hashAdminKey(ALL_KEY));
+    // The families of the domains, registered by the composition root, are known to the CLI too.
+    const domains = await runCli(['admin-key', 'hash', ALL_KEY, '--scope', 'dsync,jobs'], {});
+    expect(domains.stdout.trim()).toBe(`${hashAdminKey(ALL_KEY)}:dsync,jobs`);
     const bad = await runCli(['admin-key', 'hash', ALL_KEY, '--scope', 'everything'], {});
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("unknown family 'everything'");
