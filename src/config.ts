@@ -5,6 +5,9 @@
  * (`ConfigSpecs`). Whatever reads configuration imports `loadConfig` from here (src/container.ts
  * imports this module, so a container implies it).
  *
+ * The admin API families of the domains are registered here too (core/http/admin-auth.ts), before
+ * any configuration is read: the entries of `serve.admin.auth.api_keys` name them.
+ *
  * The console's section is declared here: the console is mounted by the server, above the
  * container, and its operators default to the development login app's users (`dev_ui`, the OAuth
  * 2.0 domain's).
@@ -15,7 +18,8 @@ import { z } from 'zod';
 import { writeConfigDocs } from './core/config/docs.ts';
 import { type ConfigPart, dur, leaf, list, registerConfig } from './core/config/schema.ts';
 import { CORE_CONFIG } from './core/config/sections.ts';
-import { DSYNC_CONFIG } from './dsync/index.ts';
+import { registerAdminFamilies } from './core/http/admin-auth.ts';
+import { DSYNC_ADMIN_FAMILIES, DSYNC_CONFIG } from './dsync/index.ts';
 import { OAUTH2_CONFIG } from './oauth2/index.ts';
 
 const consoleSpec = {
@@ -97,6 +101,15 @@ registerConfig(
     'dsync',
   ],
 );
+
+// The domains' admin API families (`gatehouse:admin:<family>`), beside the core's: registered before
+// any configuration is read (the entries of `serve.admin.auth.api_keys` name them) and declared to
+// the core's type, so that every route's family is checked.
+declare module './core/http/admin-auth.ts' {
+  interface AdminFamilies extends Record<keyof typeof DSYNC_ADMIN_FAMILIES, true> {}
+}
+
+registerAdminFamilies(DSYNC_ADMIN_FAMILIES);
 
 export { type Config, ConfigError, loadConfig, redactedConfig } from './core/config/load.ts';
 export { configLeaves } from './core/config/schema.ts';

@@ -3,13 +3,20 @@ import type Koa from 'koa';
 import { consoleRoutes } from './console/index.ts';
 import { type Container, readiness } from './container.ts';
 import { auditRoutes } from './core/audit/routes.ts';
-import { type AdminFamily, adminGuard } from './core/http/admin-auth.ts';
+import {
+  type AdminAuthOptions,
+  type AdminCredentials,
+  type AdminFamily,
+  adminCredentials,
+  adminGuard,
+} from './core/http/admin-auth.ts';
 import { createApp, type Listening, listen } from './core/http/apps.ts';
 import { createFailureCounter, failedAuthLimiter } from './core/http/auth-failures.ts';
 import { healthRoutes, metricsRoutes } from './core/http/health.ts';
 import { declaredDocs, openApiDocument, type RouteDoc } from './core/http/openapi.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from './core/http/routes.ts';
 import { type ListenerName, listenerTls, loadTlsMaterial } from './core/http/tls.ts';
+import { jobRoutes } from './core/jobs/routes.ts';
 import { jacksonHealthRoutes } from './dsync/index.ts';
 import { clientCertificateRequest, DEFAULT_DEV_USERS } from './oauth2/index.ts';
 import { VERSION } from './version.ts';
@@ -28,13 +35,17 @@ export const OPENAPI_PATHS = { public: '/.well-known/openapi.json', admin: '/adm
  * (core/http/admin-auth.ts); the tokens are checked by the OAuth 2.0 domain.
  */
 export function adminGuardOf(c: Container): Guard {
-  const auth = c.config.serve.admin.auth;
-  return adminGuard({
-    enabled: auth.enabled,
-    apiKeys: auth.api_keys,
-    tokens: auth.tokens ? c.oauth2.machineCaller : undefined,
-  });
+  return adminGuard(adminAuthOf(c));
 }
+
+/** `serve.admin.auth`, with the OAuth 2.0 domain's check of access tokens. */
+function adminAuthOf(c: Container): AdminAuthOptions {
+  const auth = c.config.serve.admin.auth;
+  return { enabled: auth.enabled, apiKeys: auth.api_keys, tokens: auth.tokens ? c.oauth2.machineCaller : undefined };
+}
+
+/** The admin credentials other APIs take too (directory sync's v1 API); undefined while admin auth is off. */
+const adminCredentialsOf = (c: Container): AdminCredentials | undefined => adminCredentials(adminAuthOf(c));
 
 export interface ListenerTable {
   routes: DeclaredRoute[];
@@ -79,6 +90,8 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
     now: () => c.clock.now(),
     types: c.auditTypes,
   });
+  // Background jobs: on the queue's database (`queue.dsn`, else the data database), as the CLI's.
+  jobRoutes(adm.group({ access: 'admin', family: 'jobs', body: ['json'], tag: 'jobs' }), { db: c.queue.db });
   adm.routes.push(...c.oauth2.routes.admin, ...(v1.admin ? c.dsync.routes.v1 : []));
   const documented = adm.routes.length;
   // The operator console (`console.enabled`): pages under /console, outside the OpenAPI document.
@@ -120,7 +133,7 @@ export function listenerTables(c: Container): { public: ListenerTable; admin: Li
   };
   docs('public', pub, [...pub.routes], { access: 'public' });
   docs('admin', adm, adm.routes.slice(0, documented), { access: 'admin', family: 'metadata' });
-  const guards = { ...c.oauth2.guards, ...c.dsync.guards, admin: adminGuardOf(c) };
+  const guards = { ...c.oauth2.guards, ...c.dsync.guards(adminCredentialsOf(c)), admin: adminGuardOf(c) };
   return {
     public: { routes: pub.routes, guards },
     admin: { routes: adm.routes, guards: { ...guards, ...consoleGuards } },

@@ -15,6 +15,8 @@ interface Flags {
 }
 
 async function hashCommand(given: string | undefined, o: Flags): Promise<void> {
+  // The composition root registers the domains' families (`--scope dsync`) beside the core's.
+  await import('../config.ts');
   const { generateAdminKey, hashAdminKey, parseAdminKeyEntry } = await import('../core/http/admin-auth.ts');
   if (given !== undefined && o.generate) throw new Error('give a key or --generate, not both');
   const key = o.generate ? generateAdminKey() : (given ?? readFileSync(0, 'utf8')).trim();

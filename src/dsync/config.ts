@@ -20,7 +20,7 @@ const dsyncSpec = {
       listener: oneOf(
         ['admin', 'public', 'both'],
         'admin',
-        'Where `/api/v1/dsync` is served: the admin listener, the public one (one base URL for SCIM, the Google callback and the API, as Jackson) or both. `Authorization: Api-Key` is required on each.',
+        'Where `/api/v1/dsync` is served: the admin listener, the public one (one base URL for SCIM, the Google callback and the API, as Jackson) or both. `Authorization: Api-Key` (or, with `serve.admin.auth.enabled`, an admin credential of the family `dsync`) is required on each.',
       ),
     },
     webhook_batch_size: int(

@@ -7,6 +7,7 @@
  */
 
 import { keyRing } from '../core/crypto/keys.ts';
+import type { AdminCredentials } from '../core/http/admin-auth.ts';
 import { cookiesSecure } from '../core/http/cookies.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
 import { type DeclaredRoute, type Guard, RouteTable } from '../core/http/routes.ts';
@@ -20,7 +21,11 @@ export type { DsyncOptions, DsyncServices };
 export interface Dsync {
   /** Routes with their policies: the public listener's, and the v1 API's (on the listener `dsync.api.listener` names). */
   routes: { public: readonly DeclaredRoute[]; v1: readonly DeclaredRoute[] };
-  guards: Record<DsyncAccess, Guard>;
+  /**
+   * The guards of its access names; `admin`: the admin credentials of `serve.admin.auth` (undefined
+   * while it is off), which the v1 API takes beside its Api-Key.
+   */
+  guards(admin: AdminCredentials | undefined): Record<DsyncAccess, Guard>;
   /** Error renderers and their path prefixes, registered with the apps (see core/http/errors.ts). */
   errorFamilies: ErrorFamilies;
   services: DsyncServices;
@@ -44,7 +49,7 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
   v1Routes(v1, services);
   return {
     routes: { public: pub.routes, v1: v1.routes },
-    guards: dsyncGuards(services, core.config.dsync.api_keys),
+    guards: (admin) => dsyncGuards(services, core.config.dsync.api_keys, admin),
     errorFamilies: errorFamilies(google),
     services,
     controller: (o = {}) => createDirectorySyncController(services, { log: core.log, ...o }),
@@ -60,7 +65,8 @@ export { DSYNC_AUDIT_TYPES } from './audit.ts';
 export { DSYNC_CONFIG } from './config.ts';
 export { dsyncMetrics } from './metrics.ts';
 /** Jackson's health route (`GET /api/health`), which the server registers on both listeners. */
-export { jacksonHealthRoutes } from './routes.ts';
+/** The admin API family of the v1 API (`gatehouse:admin:dsync`). */
+export { DSYNC_ADMIN_FAMILIES, jacksonHealthRoutes } from './routes.ts';
 /** Its tables, which `src/database.ts` joins with the others into the program's `Database`. */
 export { DSYNC_TABLE_COLUMNS, type DsyncTables } from './tables.ts';
 export { dsyncTasks } from './tasks.ts';

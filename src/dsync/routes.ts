@@ -11,9 +11,12 @@ import type { Context, Next } from 'koa';
 import type { KeyRing } from '../core/crypto/keys.ts';
 import { safeEqual } from '../core/crypto/random.ts';
 import { isDataException } from '../core/db/errors.ts';
+import { type AdminCredentials, adminChallenge, adminFailedAuth } from '../core/http/admin-auth.ts';
+import type { FailedAuthTarget } from '../core/http/auth-failures.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
 import type { HealthDeps } from '../core/http/health.ts';
-import type { Guard, Registrar, RouteTable } from '../core/http/routes.ts';
+import { bearerToken } from '../core/http/params.ts';
+import type { DeclaredRoute, Guard, Registrar, RouteTable } from '../core/http/routes.ts';
 import { setActor } from '../core/observability/scope.ts';
 import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
 import type { GoogleService } from './cloud/google/service.ts';
@@ -37,6 +40,15 @@ import type { UsersService } from './users/service.ts';
 import { authToken } from './v1-handlers.ts';
 
 export const V1_PREFIX = '/api/v1/dsync';
+
+/**
+ * The admin API family of the v1 API (`gatehouse:admin:dsync`), registered by the composition root:
+ * with `serve.admin.auth.enabled`, an admin credential of it may call the v1 API beside the Api-Key.
+ */
+export const DSYNC_ADMIN_FAMILIES = {
+  dsync:
+    'Directory sync’s management API (`/api/v1/dsync/…`), which also takes its Jackson `Api-Key` (`dsync.api_keys`).',
+} as const;
 
 export interface DsyncRouteServices {
   directories: DirectoriesService;
@@ -69,17 +81,46 @@ export function errorFamilies(google: Pick<GoogleRouteOptions, 'authorizePath' |
   };
 }
 
-export function apiKeyGuard(keys: readonly string[]) {
+/** A key of `dsync.api_keys`: compared with every key, without stopping early. */
+function isApiKey(keys: readonly string[], token: string): boolean {
+  let ok = false;
+  for (const k of keys) ok = safeEqual(k, token) || ok;
+  return ok && token !== '';
+}
+
+/**
+ * Jackson's gateway: `Authorization: <any scheme> <key of dsync.api_keys>`. With admin credentials
+ * (`serve.admin.auth.enabled`), also `Authorization: Bearer <admin API key or access token>` holding
+ * the route's family (`dsync`): 403 without it. Refusals are Jackson's `{error: {message}}`; while
+ * admin credentials are taken, a 401 also carries their challenge (RFC 6750 §3).
+ */
+export function apiKeyGuard(keys: readonly string[], admin?: AdminCredentials) {
   return async function apiKey(ctx: Context, next: Next) {
     const token = authToken(ctx);
-    let ok = false;
-    // Compare with every key, without stopping early.
-    for (const k of keys) ok = safeEqual(k, token) || ok;
-    if (!ok || !token) throw dsyncMessage(401, 'Unauthorized');
-    setActor({ kind: 'api_key' }); // audit events of this request (never the key itself)
-    await next();
+    if (isApiKey(keys, token)) {
+      setActor({ kind: 'api_key' }); // audit events of this request (never the key itself)
+      return next();
+    }
+    if (!admin) throw dsyncMessage(401, 'Unauthorized');
+    const presented = bearerToken(ctx.get('authorization'));
+    const caller = presented ? await admin.identify(presented) : undefined;
+    if (!caller) throw dsyncMessage(401, 'Unauthorized', adminChallenge(presented !== undefined));
+    // 403 without the family (in this API's shape: the error has none of its own); else the caller.
+    admin.admit(ctx, caller, (ctx.state.route as DeclaredRoute).policy.family as keyof typeof DSYNC_ADMIN_FAMILIES);
+    return next();
   };
 }
+
+/**
+ * With admin credentials taken, a failed Bearer credential that is no Api-Key goes through the
+ * failed-authentication limiter as the admin API's do; the Api-Key, Jackson's, is never limited.
+ */
+const adminFailures =
+  (keys: readonly string[]): FailedAuthTarget =>
+  (ctx) =>
+    bearerToken(ctx.get('authorization')) !== undefined && !isApiKey(keys, authToken(ctx))
+      ? adminFailedAuth(ctx)
+      : undefined;
 
 /** A value PostgreSQL refuses (NUL byte, out of range) is the caller's: 400, not 500. */
 async function dataExceptionsAre400(_ctx: Context, next: Next) {
@@ -97,11 +138,15 @@ export type DsyncAccess = 'api-key' | 'scim-bearer' | 'setup-token' | 'setup-pag
 export function dsyncGuards(
   s: Pick<DsyncRouteServices, 'setupLinks'>,
   apiKeys: readonly string[],
+  admin: AdminCredentials | undefined,
 ): Record<DsyncAccess, Guard> {
   return {
     'api-key': {
-      description: 'A key of `dsync.api_keys` (`Authorization: Api-Key <key>`).',
-      check: apiKeyGuard(apiKeys),
+      description:
+        'A key of `dsync.api_keys` (`Authorization: Api-Key <key>`); with `serve.admin.auth.enabled`, also an admin credential of the family `dsync` (`Authorization: Bearer`, failures rate limited).',
+      check: apiKeyGuard(apiKeys, admin),
+      families: Object.keys(DSYNC_ADMIN_FAMILIES),
+      ...(admin ? { failedAuth: adminFailures(apiKeys) } : {}),
     },
     'scim-bearer': {
       description:
@@ -157,6 +202,7 @@ export function v1Routes(table: RouteTable, s: DsyncRouteServices): void {
   const r = table.group({
     prefix: V1_PREFIX,
     access: 'api-key',
+    family: 'dsync',
     body: ['json'],
     bodyLimit: 'admin',
     wrap: [dataExceptionsAre400],

@@ -95,11 +95,11 @@ const coreSpec = {
       auth: {
         enabled: bool(
           false,
-          'Require `Authorization: Bearer <API key or access token>` on the admin API, every route but health and version (Hydra has no such check, ory/hydra#2041; see Security: Admin API authentication). The console and `/api/v1/dsync` keep their own sign-in and Api-Key.',
+          'Require `Authorization: Bearer <API key or access token>` on the admin API, every route but health and version (Hydra has no such check, ory/hydra#2041; see Security: Admin API authentication). The console keeps its own sign-in; `/api/v1/dsync` also takes its Api-Key (`dsync.api_keys`).',
         ),
         api_keys: list(
           [],
-          'API keys of the admin API, each as `sha256:<64 hex>` (the SHA-256 of the key, never the key itself), optionally followed by `:<family,…>` to allow only those route families (`clients`, `keys`, `flows`, `sessions`, `trust`, `audit`, `metadata`; none listed: all). `gatehouse admin-key hash <key>` (or `--generate`) prints an entry.',
+          'API keys of the admin API, each as `sha256:<64 hex>` (the SHA-256 of the key, never the key itself), optionally followed by `:<family,…>` to allow only those route families (`clients`, `keys`, `flows`, `sessions`, `trust`, `jobs`, `audit`, `metadata`, and `dsync` for `/api/v1/dsync`; none listed: all). `gatehouse admin-key hash <key>` (or `--generate`) prints an entry.',
           { secret: true },
           z.string().superRefine((v, ctx) => {
             const parsed = parseAdminKeyEntry(v);

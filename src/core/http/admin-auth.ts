@@ -11,9 +11,13 @@
  *   `gatehouse:admin:<family>` (the composition root passes the domain's check as `tokens`).
  *
  * Each admin route declares its family in its policy (`RoutePolicy.family`, checked at start-up
- * against `ADMIN_FAMILIES`); a credential without that family's scope is refused with 403. The
+ * against `adminFamilies()`); a credential without that family's scope is refused with 403. The
  * guard runs in the route policy layer (core/http/routes.ts), before the handler of the route that
  * matched, after the failed-authentication limiter, which counts its 401s per source address.
+ *
+ * An API of a domain with a credential of its own may take admin credentials too (directory sync's
+ * management API, beside its Jackson Api-Key): its guard checks them through `adminCredentials`, by
+ * the family its routes declare, and renders the refusals in its own error shape.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
@@ -23,7 +27,10 @@ import type { FailedAuthTarget } from './auth-failures.ts';
 import { bearerToken } from './params.ts';
 import type { DeclaredRoute, Guard } from './routes.ts';
 
-/** The admin API's route families; each is a scope `gatehouse:admin:<family>`. docs/security.md maps the routes. */
+/**
+ * The admin API's route families the core knows; each is a scope `gatehouse:admin:<family>`. A domain
+ * names its own families (`registerAdminFamilies`). docs/security.md maps the routes.
+ */
 export const ADMIN_FAMILIES = {
   clients: 'OAuth 2.0 clients and their lifespans (`/admin/clients…`).',
   keys: 'JSON Web Key sets (`/admin/keys…`).',
@@ -31,12 +38,40 @@ export const ADMIN_FAMILIES = {
   sessions:
     'Consent and login sessions and the tokens issued from them (`/admin/oauth2/auth/sessions/…`, `/admin/oauth2/introspect`, `/admin/oauth2/tokens`).',
   trust: 'Trusted JWT-bearer issuers (`/admin/trust/…`).',
+  jobs: 'Background jobs that ran out of attempts, and their retry (`/admin/jobs/…`).',
   audit: 'Audit events (`/admin/audit/events`).',
   metadata: 'Prometheus metrics and the admin OpenAPI document (`/admin/metrics/prometheus`, `/admin/openapi.json`).',
 } as const;
 
-export type AdminFamily = keyof typeof ADMIN_FAMILIES;
-const FAMILY_NAMES = Object.keys(ADMIN_FAMILIES) as AdminFamily[];
+/**
+ * The families a domain names (the core names no domain): the composition root registers them with
+ * `registerAdminFamilies` before any configuration is read, and adds the same names to this
+ * interface by declaration merging, so that every route's and caller's family is checked.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging, one domain at a time
+export interface AdminFamilies {}
+export type AdminFamily = keyof typeof ADMIN_FAMILIES | (keyof AdminFamilies & string);
+
+/** Filled once by `registerAdminFamilies`. */
+const registered: { families?: Readonly<Record<string, string>> } = {};
+
+/** Registers the domains' families with their descriptions (the composition root does, once). @throws on a name taken */
+export function registerAdminFamilies(families: Readonly<Record<string, string>>): void {
+  if (registered.families) throw new Error('the admin API families are registered once, by the composition root');
+  for (const name of Object.keys(families)) {
+    if (Object.hasOwn(ADMIN_FAMILIES, name)) throw new Error(`admin API family '${name}' is declared twice`);
+    if (!/^[a-z]+$/.test(name)) throw new Error(`admin API family '${name}': lower-case letters only`);
+  }
+  registered.families = { ...families };
+}
+
+/** Every family, the core's and the registered ones, with its description. */
+export function adminFamilies(): Readonly<Record<AdminFamily, string>> {
+  return { ...ADMIN_FAMILIES, ...registered.families } as Record<AdminFamily, string>;
+}
+
+const familyNames = () => Object.keys(adminFamilies()) as AdminFamily[];
+const isFamily = (name: string): name is AdminFamily => Object.hasOwn(adminFamilies(), name);
 
 /** The scope of every family; `gatehouse:admin:<family>` is one. */
 export const ADMIN_SCOPE = 'gatehouse:admin';
@@ -81,8 +116,8 @@ export function parseAdminKeyEntry(entry: string): AdminKey | string {
   }
   const hex = m[1] as string;
   const names = (m[2] ?? '').split(',').filter(Boolean);
-  const unknown = names.find((n) => !Object.hasOwn(ADMIN_FAMILIES, n));
-  if (unknown) return `names an unknown family '${unknown}' (known: ${FAMILY_NAMES.join(', ')})`;
+  const unknown = names.find((n) => !isFamily(n));
+  if (unknown) return `names an unknown family '${unknown}' (known: ${familyNames().join(', ')})`;
   return {
     digest: Buffer.from(hex, 'hex'),
     id: hex.slice(0, 8),
@@ -96,7 +131,7 @@ export function familiesOfScope(scope: readonly string[]): ReadonlySet<AdminFami
   const out = new Set<AdminFamily>();
   for (const s of scope) {
     const family = s.startsWith(`${ADMIN_SCOPE}:`) ? s.slice(ADMIN_SCOPE.length + 1) : '';
-    if (Object.hasOwn(ADMIN_FAMILIES, family)) out.add(family as AdminFamily);
+    if (isFamily(family)) out.add(family);
   }
   return out.size ? out : undefined;
 }
@@ -118,6 +153,10 @@ const tokenShaped = (t: string) => t.startsWith('ory_at_') || t.split('.').lengt
 /** RFC 6750 §3: the challenge, with the error code once a credential was presented. */
 const challenge = (extra = '') => ({ 'WWW-Authenticate': `Bearer realm="${ADMIN_REALM}"${extra}` });
 
+/** The headers of a 401 for admin credentials: the challenge, `invalid_token` when one was presented. */
+export const adminChallenge = (presented: boolean): Record<string, string> =>
+  challenge(presented ? ', error="invalid_token"' : '');
+
 function unauthorized(presented: boolean): AppError {
   return new AppError({
     status: 401,
@@ -125,10 +164,14 @@ function unauthorized(presented: boolean): AppError {
     description: presented
       ? 'The admin API credential is not valid, has expired or was revoked.'
       : 'The admin API requires a credential: Authorization: Bearer <API key or access token>.',
-    headers: challenge(presented ? ', error="invalid_token"' : ''),
+    headers: adminChallenge(presented),
   });
 }
 
+/**
+ * 403 for a credential without `family`, with the `insufficient_scope` challenge. It carries no error
+ * family: it renders in the shape of the request's path (Hydra's on the admin API, another API's own).
+ */
 function forbidden(family: string): AppError {
   const scope = `${ADMIN_SCOPE}:${family}`;
   return new AppError({
@@ -148,26 +191,49 @@ export interface AdminAuthOptions {
   tokens?: AdminTokenCheck | undefined;
 }
 
-/** The caller `presented` authenticates, if any: an API key first, then an access token. */
-async function identify(keys: readonly AdminKey[], o: AdminAuthOptions, presented: string) {
-  const key = keyOf(keys, presented);
-  if (key) return { actor: { kind: 'api_key', id: key.id }, families: key.families } satisfies AdminCaller;
-  if (!o.tokens || !tokenShaped(presented)) return undefined;
-  const token = await o.tokens(presented);
-  const families = token && familiesOfScope(token.scope);
-  return families ? ({ actor: { kind: 'client', id: token.clientId }, families } satisfies AdminCaller) : undefined;
+/** The admin credentials of `serve.admin.auth`, for the admin guard and the guards of other APIs that take them. */
+export interface AdminCredentials {
+  /** The caller `presented` (the credential of `Authorization: Bearer`) authenticates, if any. */
+  identify(presented: string): Promise<AdminCaller | undefined>;
+  /**
+   * Lets `caller` through to a route of `family`: from now on the request's caller, whom its audit
+   * events name (never the credential). @throws 403 with the `insufficient_scope` challenge without it
+   */
+  admit(ctx: Context, caller: AdminCaller, family: AdminFamily): void;
+}
+
+/** The check of admin credentials while `serve.admin.auth.enabled`; undefined while it is off. */
+export function adminCredentials(o: AdminAuthOptions): AdminCredentials | undefined {
+  if (!o.enabled) return undefined;
+  const keys = o.apiKeys.map(parseAdminKeyEntry).filter((k): k is AdminKey => typeof k !== 'string');
+  return {
+    // An API key first, then an access token.
+    async identify(presented) {
+      const key = keyOf(keys, presented);
+      if (key) return { actor: { kind: 'api_key', id: key.id }, families: key.families };
+      if (!o.tokens || !tokenShaped(presented)) return undefined;
+      const token = await o.tokens(presented);
+      const families = token && familiesOfScope(token.scope);
+      return families ? { actor: { kind: 'client', id: token.clientId }, families } : undefined;
+    },
+    admit(ctx, caller, family) {
+      if (caller.families !== 'all' && !caller.families.has(family)) throw forbidden(family);
+      ctx.state.adminCaller = caller;
+      setCaller(caller.actor);
+    },
+  };
 }
 
 /** Failed admin authentications are counted per source address (a guessed key names no credential to count). */
-const adminFailedAuth: FailedAuthTarget = () => ({ kind: 'admin', credential: undefined });
+export const adminFailedAuth: FailedAuthTarget = () => ({ kind: 'admin', credential: undefined });
 
 /** The guard of access `admin` (core/http/routes.ts), open while `serve.admin.auth.enabled` is off. */
 export function adminGuard(o: AdminAuthOptions): Guard {
-  const families = FAMILY_NAMES;
+  const families = familyNames();
   const base =
     'Whoever reaches the admin listener while `serve.admin.auth.enabled` is off (Hydra’s model: keep it on a private network); when on, `Authorization: Bearer` with an API key of `serve.admin.auth.api_keys` or a client_credentials access token holding the route family’s scope (failures rate limited). JSON bodies only, so no web page can post to it across origins.';
-  if (!o.enabled) return { description: base, open: true, families };
-  const keys = o.apiKeys.map(parseAdminKeyEntry).filter((k): k is AdminKey => typeof k !== 'string');
+  const credentials = adminCredentials(o);
+  if (!credentials) return { description: base, open: true, families };
   return {
     description: base,
     families,
@@ -175,12 +241,10 @@ export function adminGuard(o: AdminAuthOptions): Guard {
     async check(ctx: Context, next: Next) {
       const family = (ctx.state.route as DeclaredRoute).policy.family as AdminFamily;
       const presented = bearerToken(ctx.get('authorization'));
-      const caller = presented ? await identify(keys, o, presented) : undefined;
+      const caller = presented ? await credentials.identify(presented) : undefined;
       if (!caller) throw unauthorized(presented !== undefined);
-      if (caller.families !== 'all' && !caller.families.has(family)) throw forbidden(family);
       // Handlers and audit events of this request name the caller (never the credential).
-      ctx.state.adminCaller = caller;
-      setCaller(caller.actor);
+      credentials.admit(ctx, caller, family);
       await next();
     },
   };

@@ -12,6 +12,8 @@ export interface FailedJob {
   attempts: number;
   maxAttempts: number;
   lastError: string | null;
+  /** When it last ran or was due (graphile-worker moves it on with each attempt's backoff). */
+  runAt: Date;
   createdAt: Date;
   updatedAt: Date;
   key: string | null;
@@ -43,10 +45,11 @@ export async function listFailedJobs(exec: Executor, f: JobFilter = {}, limit = 
     attempts: number;
     max_attempts: number;
     last_error: string | null;
+    run_at: Date;
     created_at: Date;
     updated_at: Date;
     key: string | null;
-  }>`select id, task_identifier, queue_name, attempts, max_attempts, last_error, created_at, updated_at, key
+  }>`select id, task_identifier, queue_name, attempts, max_attempts, last_error, run_at, created_at, updated_at, key
      from graphile_worker.jobs where ${where(f)} order by id limit ${limit}`.execute(exec);
   return rows.map((r) => ({
     id: Number(r.id),
@@ -55,6 +58,7 @@ export async function listFailedJobs(exec: Executor, f: JobFilter = {}, limit = 
     attempts: r.attempts,
     maxAttempts: r.max_attempts,
     lastError: r.last_error,
+    runAt: r.run_at,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     key: r.key,

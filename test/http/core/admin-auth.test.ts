@@ -341,6 +341,9 @@ describe('the CLI', () => {
     expect(hashed.stdout.trim()).toBe(`${hashAdminKey(ALL_KEY)}:clients,keys`);
     const piped = await runCli(['admin-key', 'hash'], {}, 30_000, `${ALL_KEY}\n`);
     expect(piped.stdout.trim()).toBe(hashAdminKey(ALL_KEY));
+    // The families of the domains, registered by the composition root, are known to the CLI too.
+    const domains = await runCli(['admin-key', 'hash', ALL_KEY, '--scope', 'dsync,jobs'], {});
+    expect(domains.stdout.trim()).toBe(`${hashAdminKey(ALL_KEY)}:dsync,jobs`);
     const bad = await runCli(['admin-key', 'hash', ALL_KEY, '--scope', 'everything'], {});
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("unknown family 'everything'");
@@ -371,7 +374,9 @@ describe('declared, not implied', () => {
   it('refuses at start-up an admin route without a family, or with one its guard does not know', () => {
     const guards = { admin: adminGuard({ enabled: true, apiKeys: [] }) };
     expect(() => listenerRoutes(tableOf({}), { guards, ...limits })).toThrow(/declares no family of its guard/);
-    expect(() => listenerRoutes(tableOf({ family: 'dsync' }), { guards, ...limits })).toThrow(/no family of its guard/);
+    expect(() => listenerRoutes(tableOf({ family: 'everything' }), { guards, ...limits })).toThrow(
+      /no family of its guard/,
+    );
     expect(() => listenerRoutes(tableOf({ family: 'clients' }), { guards, ...limits })).not.toThrow();
     const plain = { admin: { description: 'x', open: true } };
     expect(() => listenerRoutes(tableOf({ family: 'clients' }), { guards: plain, ...limits })).toThrow(
@@ -407,9 +412,15 @@ describe('the configuration', () => {
     expect(refused[0]).toContain('gatehouse admin-key hash');
     expect(refused.join('\n')).not.toContain('my-plaintext-admin-key');
     const family = problems(() =>
-      loadConfig({ env: {}, overrides: { 'serve.admin.auth.api_keys': [`${hashAdminKey('k')}:clients,dsync`] } }),
+      loadConfig({ env: {}, overrides: { 'serve.admin.auth.api_keys': [`${hashAdminKey('k')}:clients,everything`] } }),
     );
-    expect(family[0]).toMatch(/unknown family 'dsync'/);
+    expect(family[0]).toMatch(/unknown family 'everything'/);
+    // The families of the core (`jobs`) and of the domains (`dsync`, registered by the composition root) are known.
+    const known = loadConfig({
+      env: {},
+      overrides: { 'serve.admin.auth.api_keys': [`${hashAdminKey('k')}:clients,jobs,dsync`] },
+    });
+    expect(known.serve.admin.auth.api_keys).toHaveLength(1);
     const locked = problems(() =>
       loadConfig({ env: {}, overrides: { 'serve.admin.auth.enabled': true, 'serve.admin.auth.tokens': false } }),
     );
