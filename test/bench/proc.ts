@@ -86,8 +86,9 @@ async function start(kind: Proc['kind'], script: string, env: Record<string, str
   };
 }
 
-export function startGatehouse(databaseUrl: string, overrides: Record<string, unknown>): Promise<Proc> {
-  return start('gatehouse', join(BENCH, 'gatehouse-main.ts'), {
+/** A gatehouse of this checkout, or of another tree (`root`: the baseline of BENCH_BASELINE) run by its own bench main. */
+export function startGatehouse(databaseUrl: string, overrides: Record<string, unknown>, root?: string): Promise<Proc> {
+  return start('gatehouse', root ? join(root, 'test/bench/gatehouse-main.ts') : join(BENCH, 'gatehouse-main.ts'), {
     BENCH_DATABASE_URL: databaseUrl,
     BENCH_OVERRIDES: JSON.stringify(overrides),
   });

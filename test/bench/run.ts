@@ -11,10 +11,11 @@
  *   npm run bench -- token discovery     # only scenarios whose name contains one of the words
  *   npm run bench -- --smoke             # CI: each gatehouse scenario once for 1 s, no peers
  *   BENCH_RATE=200 npm run bench -- webhook   # paced: 200 requests/s in all instead of flat out
+ *   BENCH_BASELINE=main~5 npm run bench       # gatehouse beside itself at another commit, not the peers
  * gatehouse runs from the compiled package (`npm run build` first), the smoke run from the sources.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -37,13 +38,14 @@ const RATE = Number(process.env.BENCH_RATE ?? 0);
 
 const cleanups: Array<() => Promise<void>> = [];
 const loadAtStart = loadavg()[0] as number;
-async function loadScenarios(): Promise<Scenario[]> {
+/** The scenarios; `instance` imports the modules anew (their sides keep state of their own). */
+async function loadScenarios(instance = ''): Promise<Scenario[]> {
   const dir = join(import.meta.dirname, 'scenarios');
   const out: Scenario[] = [];
   for (const f of readdirSync(dir)
     .filter((x) => x.endsWith('.ts'))
     .sort()) {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as {
+    const mod = (await import(`${pathToFileURL(join(dir, f)).href}${instance}`)) as {
       scenarios: Scenario[];
       closeAll?: () => Promise<void>;
     };
@@ -184,6 +186,44 @@ if (BUILT) {
   process.env.BENCH_BUILT = '1';
 }
 const all = await loadScenarios();
+
+/**
+ * BENCH_BASELINE=<git ref>: every scenario runs gatehouse beside gatehouse at that commit instead
+ * of beside the peers — a before/after of a change in one run, alternating as with a peer. The
+ * commit's tree is exported to a temporary folder (its own dependencies installed unless its lock
+ * file is this one's), built like this checkout, and run by its own test/bench/gatehouse-main.ts;
+ * its scenarios are this checkout's, with sides of their own.
+ */
+const BASELINE = SMOKE ? undefined : process.env.BENCH_BASELINE;
+let baselineRoot: string | undefined;
+let baselineSides = new Map<string, Side>();
+if (BASELINE) {
+  const repo = join(import.meta.dirname, '../..');
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8' }).trim();
+  const sha = git('rev-parse', '--verify', `${BASELINE}^{commit}`);
+  baselineRoot = join(tmpdir(), `gatehouse-baseline-${sha.slice(0, 12)}`);
+  if (!existsSync(join(baselineRoot, 'package.json'))) {
+    say(`exporting ${BASELINE} (${sha.slice(0, 12)}) to ${baselineRoot}…`);
+    rmSync(baselineRoot, { recursive: true, force: true });
+    execFileSync('sh', ['-c', `mkdir -p "${baselineRoot}" && git archive ${sha} | tar -x -C "${baselineRoot}"`], {
+      cwd: repo,
+    });
+    const sameLock =
+      readFileSync(join(repo, 'package-lock.json'), 'utf8') ===
+      readFileSync(join(baselineRoot, 'package-lock.json'), 'utf8');
+    if (sameLock) symlinkSync(join(repo, 'node_modules'), join(baselineRoot, 'node_modules'));
+    else
+      execFileSync('npm', ['ci', '--no-audit', '--no-fund'], {
+        cwd: baselineRoot,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+  }
+  if (BUILT) {
+    say(`building the baseline (${sha.slice(0, 12)})…`);
+    execFileSync('npm', ['run', 'build'], { cwd: baselineRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+  baselineSides = new Map((await loadScenarios('?baseline')).map((s) => [s.name, s.gatehouse]));
+}
 /** Which gatehouse process a scenario runs on: one per set of overrides, or its own (`fresh`, per group). */
 const processKey = (s: Scenario) => JSON.stringify([s.overrides ?? {}, s.fresh ? (s.group ?? s.name) : '']);
 const picked = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
@@ -193,12 +233,22 @@ const keys = [...new Set(picked.map(processKey))];
 const chosen = SMOKE ? keys.flatMap((k) => picked.filter((s) => processKey(s) === k)) : picked;
 const gatehouses = new Map<string, Proc>();
 const peers = new Map<PeerKind, Proc>();
+const baselines = new Map<string, Proc>();
 const gatehouseFor = async (s: Scenario) => {
   const key = processKey(s);
   let p = gatehouses.get(key);
   if (!p) {
     p = await startGatehouse(databaseUrl as string, s.overrides ?? {});
     gatehouses.set(key, p);
+  }
+  return p;
+};
+const baselineFor = async (s: Scenario) => {
+  const key = processKey(s);
+  let p = baselines.get(key);
+  if (!p) {
+    p = await startGatehouse(databaseUrl as string, s.overrides ?? {}, baselineRoot);
+    baselines.set(key, p);
   }
   return p;
 };
@@ -215,7 +265,7 @@ interface Row {
   scenario: string;
   connections: number;
   gatehouse: Run[];
-  peer?: { kind: PeerKind; runs: Run[] };
+  peer?: { kind: PeerKind | 'baseline'; runs: Run[] };
   ratios: number[];
   reports: Record<string, Record<string, number | string>>;
 }
@@ -241,7 +291,11 @@ try {
     const sides: Array<{ who: string; p: Proc; side: Side; reqs: BenchRequest[] }> = [
       { who: 'gatehouse', p: gh, side: s.gatehouse, reqs: await s.gatehouse.setup(gh) },
     ];
-    if (s.peer && !SMOKE) {
+    const baselineSide = baselineRoot ? baselineSides.get(s.name) : undefined;
+    if (baselineSide) {
+      const bp = await baselineFor(s);
+      sides.push({ who: 'baseline', p: bp, side: baselineSide, reqs: await baselineSide.setup(bp) });
+    } else if (s.peer && !SMOKE && !baselineRoot) {
       const pp = await peerFor(s.peer.kind);
       sides.push({ who: s.peer.kind, p: pp, side: s.peer.side, reqs: await s.peer.side.setup(pp) });
     }
@@ -253,7 +307,8 @@ try {
       }
     }
     const row: Row = { scenario: s.name, connections: conns, gatehouse: [], ratios: [], reports: {} };
-    if (s.peer && !SMOKE) row.peer = { kind: s.peer.kind, runs: [] };
+    if (baselineSide) row.peer = { kind: 'baseline', runs: [] };
+    else if (s.peer && !SMOKE && !baselineRoot) row.peer = { kind: s.peer.kind, runs: [] };
     const rounds = s.rounds ?? ROUNDS;
     for (let round = 1; round <= rounds; round++) {
       // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
@@ -285,11 +340,13 @@ try {
     if (!chosen.slice(i).some((later) => processKey(later) === key)) {
       await gh.stop();
       gatehouses.delete(key);
+      await baselines.get(key)?.stop();
+      baselines.delete(key);
     }
   }
 } finally {
   if (process.stderr.isTTY && progress) process.stderr.write('\n');
-  for (const p of [...gatehouses.values(), ...peers.values()]) await p.stop();
+  for (const p of [...gatehouses.values(), ...baselines.values(), ...peers.values()]) await p.stop();
   for (const c of cleanups) await c();
   await stopPg();
 }
