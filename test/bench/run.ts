@@ -12,6 +12,7 @@
  *   npm run bench -- --smoke             # CI: each gatehouse scenario once for 1 s, no peers
  *   BENCH_RATE=200 npm run bench -- webhook   # paced: 200 requests/s in all instead of flat out
  *   BENCH_BASELINE=main~5 npm run bench       # gatehouse beside itself at another commit, not the peers
+ *   BENCH_EXCLUDE='full database,growth' npm run bench   # leaves out scenarios whose name has one of the words
  * gatehouse runs from the compiled package (`npm run build` first), the smoke run from the sources.
  */
 import { execFileSync } from 'node:child_process';
@@ -226,7 +227,14 @@ if (BASELINE) {
 }
 /** Which gatehouse process a scenario runs on: one per set of overrides, or its own (`fresh`, per group). */
 const processKey = (s: Scenario) => JSON.stringify([s.overrides ?? {}, s.fresh ? (s.group ?? s.name) : '']);
-const picked = filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all;
+/** BENCH_EXCLUDE: comma-separated words; a scenario whose name contains one is left out. */
+const excluded = (process.env.BENCH_EXCLUDE ?? '')
+  .split(',')
+  .map((w) => w.trim().toLowerCase())
+  .filter(Boolean);
+const picked = (filters.length ? all.filter((s) => filters.some((f) => s.name.toLowerCase().includes(f))) : all).filter(
+  (s) => !excluded.some((w) => s.name.toLowerCase().includes(w)),
+);
 // The smoke run takes the scenarios process by process (in the order each process first appears),
 // so that one gatehouse at a time holds connections; a full run keeps the table's order.
 const keys = [...new Set(picked.map(processKey))];
