@@ -2,7 +2,8 @@
  * The console's job queue page: graphile-worker jobs counted by task and state, the failed jobs
  * (out of attempts) with their last error, and re-enqueueing them (one, or every failed job of a
  * task) with a fresh attempt budget. It reads and retries through the core's job admin functions,
- * the same ones behind `gatehouse jobs failed` and `gatehouse jobs retry`.
+ * the same ones behind `gatehouse jobs failed` and `gatehouse jobs retry`, in the queue database
+ * (`c.queue.db`: the data database unless `queue.dsn` puts graphile-worker in one of its own).
  */
 
 import type { Context } from 'koa';
@@ -22,7 +23,8 @@ const RESULTS: Record<string, string> = {
 };
 
 export function jobPages(env: ConsoleEnv, r: Registrar): void {
-  const db = env.c.db;
+  // Job state lives in the queue database (queue.dsn), not necessarily the data database.
+  const db = env.c.queue.db;
 
   r.get('/jobs', async function consoleJobs(ctx: Context) {
     const csrf = env.session(ctx).csrf;

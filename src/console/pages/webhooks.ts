@@ -1,7 +1,9 @@
 /**
  * The console's webhooks page: the failed delivery jobs of every directory (and of the lifecycle
  * webhook), re-enqueued one by one or all at once through the core's job admin functions
- * (`gatehouse jobs failed|retry`), and each directory's events and delivery log.
+ * (`gatehouse jobs failed|retry`) in the queue database (`c.queue.db`, where graphile-worker's
+ * jobs are: a database of its own when `queue.dsn` is set), and each directory's events and
+ * delivery log (data tables, in `c.db`).
  */
 import type { Registrar } from '../../core/http/routes.ts';
 import { listFailedJobs, retryFailedJobs } from '../../core/jobs/admin.ts';
@@ -18,8 +20,8 @@ export function webhookPages(env: ConsoleEnv, r: Registrar): void {
   r.get('/webhooks', async function consoleWebhooks(ctx) {
     const csrf = env.session(ctx).csrf;
     const failed = [
-      ...(await listFailedJobs(env.c.db, { task: DELIVER_TASK }, 100)),
-      ...(await listFailedJobs(env.c.db, { task: LIFECYCLE_TASK }, 100)),
+      ...(await listFailedJobs(env.c.queue.db, { task: DELIVER_TASK }, 100)),
+      ...(await listFailedJobs(env.c.queue.db, { task: LIFECYCLE_TASK }, 100)),
     ];
     const names = new Map<string, string>();
     for (const j of failed) {
@@ -74,7 +76,7 @@ ${dirs.length >= PAGE ? '<p><a href="/console/directories?page=2">More directori
     let ids: number[] = [];
     if (/^\d{1,18}$/.test(job)) {
       for (const task of [DELIVER_TASK, LIFECYCLE_TASK]) {
-        ids = await retryFailedJobs(env.c.db, { task, ids: [Number(job)] });
+        ids = await retryFailedJobs(env.c.queue.db, { task, ids: [Number(job)] });
         if (ids.length) break;
       }
     }
