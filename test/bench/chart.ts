@@ -34,7 +34,8 @@ const series = [
 ];
 const rounds = Math.max(...series.map((s) => s.rates.length));
 const [W, H, L, R, T, B] = [640, 320, 60, 20, 30, 50];
-const top = Math.ceil(Math.max(...series.flatMap((s) => s.rates)) / 250) * 250;
+// A fifth of headroom above the highest point, where the legend goes.
+const top = Math.ceil((Math.max(...series.flatMap((s) => s.rates)) * 1.2) / 250) * 250;
 const x = (i: number) => L + (rounds > 1 ? (i / (rounds - 1)) * (W - L - R) : 0);
 const y = (v: number) => T + (1 - v / top) * (H - T - B);
 const text = (tx: number, ty: number, s: string, anchor = 'middle') =>
