@@ -14,7 +14,7 @@
  * process computes the same, nothing is stored, and the previous window's stays valid.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, type JWK, jwtVerify } from 'jose';
+import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import type { Clock } from '../core/clock.ts';
 import type { AppError } from '../core/errors.ts';
 import type { OAuth2Config } from './deps.ts';
@@ -25,6 +25,9 @@ import type { Db } from './tables.ts';
 const SKEW_MS = 5_000;
 const NONCE_WINDOW_MS = 5 * 60_000;
 /** Members of a private (or symmetric) JWK: a proof's key must be public. */
+type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
+/** Keys of DPoP proofs kept imported (see keyOf). */
+const KEYS_KEPT = 1_000;
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 export interface VerifiedProof {
@@ -74,6 +77,27 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
   const window = () => Math.floor(d.clock.now().getTime() / NONCE_WINDOW_MS);
   const invalid = (hint: string): AppError => oauth2Error('invalid_dpop_proof', { hint });
 
+  // A client proves the same key in request after request: its imported key and its thumbprint are
+  // kept, by the header's key as sent and the algorithm, for the next proof (importing a JWK and
+  // hashing its thumbprint cost about a third of a proof's check). Bounded; the oldest goes first.
+  const keys = new Map<string, Promise<{ key: ImportedKey; jkt: string }>>();
+  function keyOf(jwk: JWK, alg: string): Promise<{ key: ImportedKey; jkt: string }> {
+    const id = `${alg}\n${JSON.stringify(jwk)}`;
+    let k = keys.get(id);
+    if (k) {
+      keys.delete(id);
+    } else {
+      k = Promise.all([importJWK({ ...jwk, ext: true }, alg), calculateJwkThumbprint(jwk, 'sha256')]).then(
+        ([key, jkt]) => ({ key, jkt }),
+      );
+      // A key that does not import is not kept.
+      k.catch(() => keys.delete(id));
+    }
+    keys.set(id, k);
+    if (keys.size > KEYS_KEPT) keys.delete(keys.keys().next().value as string);
+    return k;
+  }
+
   async function checkNonce(given: unknown): Promise<void> {
     const w = window();
     if (typeof given === 'string' && (given === nonceAt(w) || given === nonceAt(w - 1))) return;
@@ -108,8 +132,13 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
         throw invalid("The DPoP proof's header must carry the public key ('jwk') that signed it.");
       }
       let claims: Record<string, unknown>;
+      let jkt: string;
       try {
-        ({ payload: claims } = await jwtVerify(proof, EmbeddedJWK, { algorithms: cfg.signing_algs, typ: 'dpop+jwt' }));
+        const k = await keyOf(jwk, alg);
+        // As jose's EmbeddedJWK: the header's key must be a public key.
+        if (k.key instanceof Uint8Array || k.key.type !== 'public') throw new Error('not a public key');
+        jkt = k.jkt;
+        ({ payload: claims } = await jwtVerify(proof, k.key, { algorithms: cfg.signing_algs, typ: 'dpop+jwt' }));
       } catch {
         throw invalid("The DPoP proof's signature does not verify with its key.");
       }
@@ -127,7 +156,6 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
           throw invalid("The DPoP proof's 'ath' is not the hash of the access token presented.");
       }
       if (cfg.use_nonce) await checkNonce(claims.nonce);
-      const jkt = await calculateJwkThumbprint(jwk, 'sha256');
       const key = createHash('sha256').update(`dpop\n${jkt}\n${jti}`).digest('hex');
       const until = new Date(iat * 1000 + cfg.proof_lifetime + 2 * SKEW_MS);
       if (!(await insertJtiGrouped(d.db, key, until, new Date(now))))

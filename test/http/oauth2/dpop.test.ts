@@ -174,6 +174,13 @@ describe('DPoP (RFC 9449)', () => {
       .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt' })
       .sign(new Uint8Array(32));
     const other = await newKey();
+    // A proof of `other` first, so that the server keeps its key imported: a proof naming that key
+    // but signed by another must still fail.
+    const known = await token(
+      { grant_type: 'client_credentials', scope: 'read' },
+      { dpop: await proof(other, { htu: tokenUrl }) },
+    );
+    expect(known.status).toBe(200);
     const now = Math.floor(Date.now() / 1000);
     const cases: Array<[string, string]> = [
       ['not a JWT', 'abc'],
