@@ -13,32 +13,30 @@ import type { DirectoryRecord } from '../../../src/dsync/types.ts';
 import { oktaUser } from '../../fixtures/dsync/okta.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { ARTIFACTS, announceChromium, axeViolations, haveChromium, launchChromium } from '../../helpers/browser.ts';
-import { consoleOperator } from '../../helpers/console.ts';
+import {
+  deadDirectory as deadDirectoryOf,
+  failingReceiver as failingReceiverOf,
+  type SwitchableReceiver,
+  signedInOperator,
+} from '../../helpers/console-jobs.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
-import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 
 announceChromium('console directory-sync');
 
 const USERS = [{ subject: 'ada@example.com', password: 'gatehouse-dev', claims: { name: 'Ada Lovelace' } }];
-const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const WEBHOOK_SECRET = 'whsec-console-0123456789';
 
 let s: TestServer;
 let runner: Runner | undefined;
-/** A receiver that answers 503 until `up` is set. */
-const receivers: Array<Receiver & { up: boolean }> = [];
+/** Receivers that answer 503 until `up` is set. */
+const receivers: SwitchableReceiver[] = [];
 let acme: DirectoryRecord;
-let acmeRx: Receiver & { up: boolean };
+let acmeRx: SwitchableReceiver;
 const ids: Record<string, string> = {};
 
-async function failingReceiver() {
-  const rx = (await startReceiver(() => (rx.up ? 200 : 503))) as Receiver & { up: boolean };
-  rx.up = false;
-  receivers.push(rx);
-  return rx;
-}
+const failingReceiver = () => failingReceiverOf(receivers);
 
 /** Okta's provisioning of a user (lookup by userName, then create with a password) and Group Push. */
 async function oktaFill(d: DirectoryRecord, people: Array<[string, string, string]>, groupName: string) {
@@ -114,12 +112,7 @@ afterAll(async () => {
 });
 
 /** An operator signed in over HTTP: GET and POST (form) helpers, and the session's CSRF token. */
-async function operator() {
-  const op = await consoleOperator(s);
-  expect(new URL(op.url).pathname).toBe('/console');
-  expect(op.csrf).not.toBe('');
-  return op;
-}
+const operator = () => signedInOperator(s);
 
 describe('directory pages over HTTP', () => {
   it('lists the directory and shows its users, groups and members from the SCIM requests', async () => {
@@ -224,30 +217,8 @@ describe('directory pages over HTTP', () => {
 
 describe('webhook and job pages over HTTP', () => {
   /** A directory whose one delivery job has failed for good (one SCIM change, receiver down). */
-  async function deadDirectory(tenant: string) {
-    const rx = await failingReceiver();
-    const d = await createDirectory(s, {
-      name: `${tenant} directory`,
-      tenant,
-      product: 'crm',
-      webhook_url: rx.url,
-      webhook_secret: WEBHOOK_SECRET,
-      log_webhook_events: true,
-    });
-    const r = await scimClient(s, d)('POST', '/Users', {
-      schemas: [USER],
-      userName: `someone@${tenant}.example`,
-      name: { givenName: 'Some', familyName: 'One' },
-      emails: [{ primary: true, value: `someone@${tenant}.example` }],
-      active: true,
-    });
-    expect(r.status).toBe(201);
-    const [job] = await eventually(async () => {
-      const j = await failedDeliveries(d.id);
-      return j.length ? j : undefined;
-    }, 20_000);
-    return { d, rx, job: job as NonNullable<typeof job> };
-  }
+  const deadDirectory = (tenant: string) =>
+    deadDirectoryOf(s, tenant, { receivers, secret: WEBHOOK_SECRET, failed: failedDeliveries });
 
   it('shows the failed job with its last error and counts; retries it from the jobs page', async () => {
     const { d, rx, job } = await deadDirectory('beta');

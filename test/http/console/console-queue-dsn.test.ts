@@ -15,11 +15,13 @@ import { openQueuePool } from '../../../src/core/jobs/pooler.ts';
 import { type Relay, startQueueRelay } from '../../../src/core/jobs/relay.ts';
 import { loadTaskList, startWorker } from '../../../src/core/jobs/runner.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
-import { consoleOperator } from '../../helpers/console.ts';
+import {
+  deadDirectory as deadDirectoryOf,
+  type SwitchableReceiver,
+  signedInOperator,
+} from '../../helpers/console-jobs.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
-import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
-import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
-import { scimUser } from '../../helpers/webhooks.ts';
+import { startDsyncServer } from '../../helpers/dsync.ts';
 
 const USERS = [{ subject: 'ada@example.com', password: 'gatehouse-dev', claims: { name: 'Ada Lovelace' } }];
 const WEBHOOK_SECRET = 'whsec-console-0123456789';
@@ -30,14 +32,7 @@ let qp: Awaited<ReturnType<typeof openQueuePool>> | undefined;
 let runner: Runner | undefined;
 let relay: Relay | undefined;
 /** Receivers that answer 503 until `up` is set. */
-const receivers: Array<Receiver & { up: boolean }> = [];
-
-async function failingReceiver() {
-  const rx = (await startReceiver(() => (rx.up ? 200 : 503))) as Receiver & { up: boolean };
-  rx.up = false;
-  receivers.push(rx);
-  return rx;
-}
+const receivers: SwitchableReceiver[] = [];
 
 /** The failed delivery jobs of a directory, read where job state lives: the queue database. */
 const failedDeliveries = async (directoryId: string) =>
@@ -82,32 +77,14 @@ afterAll(async () => {
   await q?.drop();
 });
 
-/** A directory whose one delivery job has failed for good (one SCIM change, receiver down). */
+/** A directory whose one delivery job has failed for good, in the queue database only. */
 async function deadDirectory(tenant: string) {
-  const rx = await failingReceiver();
-  const d = await createDirectory(s, {
-    name: `${tenant} directory`,
-    tenant,
-    product: 'crm',
-    webhook_url: rx.url,
-    webhook_secret: WEBHOOK_SECRET,
-    log_webhook_events: true,
-  });
-  expect((await scimClient(s, d)('POST', '/Users', scimUser(`someone-${tenant}`))).status).toBe(201);
-  const [job] = await eventually(async () => {
-    const j = await failedDeliveries(d.id);
-    return j.length ? j : undefined;
-  }, 20_000);
+  const dead = await deadDirectoryOf(s, tenant, { receivers, secret: WEBHOOK_SECRET, failed: failedDeliveries });
   expect(await dataDatabaseJobs()).toBe(0);
-  return { d, rx, job: job as NonNullable<typeof job> };
+  return dead;
 }
 
-async function operator() {
-  const op = await consoleOperator(s);
-  expect(new URL(op.url).pathname).toBe('/console');
-  expect(op.csrf).not.toBe('');
-  return op;
-}
+const operator = () => signedInOperator(s);
 
 describe('queue.dsn: the console reads and retries jobs in the queue database', () => {
   it('the jobs page counts and lists the failed delivery job with its error, and retries it there', async () => {
