@@ -33,6 +33,10 @@ export const PUSHED_REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 const CLIENT_AUTH = ['client_secret', 'client_assertion', 'client_assertion_type'];
 /** Parameters only gatehouse itself adds to `/oauth2/auth` (the flow's steps). */
 const INTERNAL = ['login_verifier', 'consent_verifier'];
+/** Started handles kept per process (see `started` in createPushedRequests). */
+const STARTED_KEPT = 2_000;
+/** A pushed request larger than this (a request object's claims, say) is read again instead of kept. */
+const STARTED_MAX_LENGTH = 4_096;
 /** Claims of a request object that describe the JWT, not the request (RFC 7519 §4.1). */
 const JWT_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'sub'];
 
@@ -62,6 +66,19 @@ const stringValue = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v
 export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuthDeps; dpop: Dpop }): PushedRequests {
   const cfg = d.config.oauth2.pushed_authorization_requests;
   const secrets = d.config.secrets.system;
+  // Handles this process started a flow with, and what they hold, until the flow's end: the flow's
+  // later steps (the login and consent re-entries) usually come back to the same process and need
+  // not read the row again. Another process reads it (findStartedPushedRequest). Bounded; the
+  // oldest goes first.
+  const started = new Map<string, { clientId: string; stored: string; until: number }>();
+  const remember = (signature: string, v: { clientId: string; stored: string; until: number }) => {
+    started.set(signature, v);
+    if (started.size > STARTED_KEPT) started.delete(started.keys().next().value as string);
+  };
+  const startedHere = (signature: string, clientId: string, now: Date) => {
+    const v = started.get(signature);
+    return v && v.clientId === clientId && v.until > now.getTime() ? v.stored : undefined;
+  };
 
   /** The request a pushed request object carries (RFC 9101 §6.3: its claims are the parameters). */
   async function fromRequestObject(client: Parameters<typeof requestObjectClaims>[1], jwt: string) {
@@ -147,16 +164,15 @@ export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuth
       if (!signature) throw unusable();
       const now = d.clock.now();
       const continuing = INTERNAL.some((k) => input[k]);
+      // The flow may last as long as its login and consent requests (and a minute of skew).
+      const keepUntil = new Date(now.getTime() + d.config.ttl.login_consent_request + 60_000);
       const stored = continuing
-        ? await findStartedPushedRequest(d.db, { signature, clientId, now })
-        : await claimPushedRequest(d.db, {
-            signature,
-            clientId,
-            now,
-            // The flow may last as long as its login and consent requests (and a minute of skew).
-            keepUntil: new Date(now.getTime() + d.config.ttl.login_consent_request + 60_000),
-          });
+        ? (startedHere(signature, clientId, now) ??
+          (await findStartedPushedRequest(d.db, { signature, clientId, now })))
+        : await claimPushedRequest(d.db, { signature, clientId, now, keepUntil });
       if (stored === undefined) throw unusable();
+      if (!continuing && stored.length <= STARTED_MAX_LENGTH)
+        remember(signature, { clientId, stored, until: keepUntil.getTime() });
       let params: Record<string, string>;
       try {
         params = d.sessions.open<Record<string, string>>(stored);

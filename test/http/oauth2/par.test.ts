@@ -137,6 +137,50 @@ describe('POST /oauth2/par', () => {
     expect(param(final.location, 'code')).toMatch(/^ory_ac_/);
   });
 
+  it('the flow’s later steps find the pushed request in the process that started it, and in another', async () => {
+    const other = await startTestServer({ database: t.database, clock });
+    try {
+      /** Runs a flow started on `t`, its login re-entry and the rest on `resume`; the callback URL. */
+      const flow = async (resume: TestServer, between?: (uri: string) => Promise<void>) => {
+        const p = request();
+        const uri = String((await push(p)).body.request_uri);
+        const b = new Browser();
+        const first = await b.get(startUrl(uri));
+        await between?.(uri);
+        const accepted = await adminApi(t).acceptOAuth2LoginRequest({
+          loginChallenge: param(first.location, 'login_challenge') as string,
+          acceptOAuth2LoginRequest: { subject: 'alice' },
+        });
+        const consentStep = await b.get(accepted.data.redirect_to.replace(t.publicUrl, resume.publicUrl));
+        const consent = param(consentStep.location, 'consent_challenge');
+        if (!consent) return consentStep.location;
+        const done = await adminApi(t).acceptOAuth2ConsentRequest({
+          consentChallenge: consent,
+          acceptOAuth2ConsentRequest: { grant_scope: ['openid', 'offline'] },
+        });
+        const final = await b.get(done.data.redirect_to.replace(t.publicUrl, resume.publicUrl));
+        expect(param(final.location, 'state') ?? param(final.location, 'error')).toBeTruthy();
+        return final.location;
+      };
+      // Re-entries on another process read the started handle from the database.
+      const elsewhere = await flow(other);
+      expect(param(elsewhere, 'code')).toMatch(/^ory_ac_/);
+      // The process that started the flow keeps what it read: its re-entries need no read (shown
+      // here by removing the row behind its back), while another process, which must read it, refuses.
+      const gone = (uri: string) =>
+        t.container.pool
+          .query('delete from oauth2_pushed_requests where signature = $1', [uri.slice(uri.lastIndexOf('.') + 1)])
+          .then(() => undefined);
+      const here = await flow(t, gone);
+      expect(param(here, 'code')).toMatch(/^ory_ac_/);
+      const refused = await flow(other, gone);
+      expect(param(refused, 'code')).toBeNull();
+      expect(refused).toContain('invalid_request_uri');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('of ten browsers starting with one request_uri at once, one gets the flow', async () => {
     const uri = String((await push(request())).body.request_uri);
     const starts = await Promise.all(Array.from({ length: 10 }, () => new Browser().get(startUrl(uri))));
