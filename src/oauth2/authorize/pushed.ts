@@ -63,22 +63,28 @@ export interface PushedRequests {
 
 const stringValue = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v) ? v.join(' ') : JSON.stringify(v));
 
+/**
+ * Handles this process started a flow with, and what they hold, until the flow's end: the flow's
+ * later steps (the login and consent re-entries) usually come back to the same process and need
+ * not read the row again; another process reads it (findStartedPushedRequest). Bounded; the oldest
+ * goes first.
+ */
+class StartedHandles {
+  private readonly kept = new Map<string, { clientId: string; stored: string; until: number }>();
+  set(signature: string, v: { clientId: string; stored: string; until: number }): void {
+    this.kept.set(signature, v);
+    if (this.kept.size > STARTED_KEPT) this.kept.delete(this.kept.keys().next().value as string);
+  }
+  get(signature: string, clientId: string, now: Date): string | undefined {
+    const v = this.kept.get(signature);
+    return v && v.clientId === clientId && v.until > now.getTime() ? v.stored : undefined;
+  }
+}
+
 export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuthDeps; dpop: Dpop }): PushedRequests {
   const cfg = d.config.oauth2.pushed_authorization_requests;
   const secrets = d.config.secrets.system;
-  // Handles this process started a flow with, and what they hold, until the flow's end: the flow's
-  // later steps (the login and consent re-entries) usually come back to the same process and need
-  // not read the row again. Another process reads it (findStartedPushedRequest). Bounded; the
-  // oldest goes first.
-  const started = new Map<string, { clientId: string; stored: string; until: number }>();
-  const remember = (signature: string, v: { clientId: string; stored: string; until: number }) => {
-    started.set(signature, v);
-    if (started.size > STARTED_KEPT) started.delete(started.keys().next().value as string);
-  };
-  const startedHere = (signature: string, clientId: string, now: Date) => {
-    const v = started.get(signature);
-    return v && v.clientId === clientId && v.until > now.getTime() ? v.stored : undefined;
-  };
+  const started = new StartedHandles();
 
   /** The request a pushed request object carries (RFC 9101 §6.3: its claims are the parameters). */
   async function fromRequestObject(client: Parameters<typeof requestObjectClaims>[1], jwt: string) {
@@ -167,12 +173,12 @@ export function createPushedRequests(d: AuthorizeDeps & { clientAuth: ClientAuth
       // The flow may last as long as its login and consent requests (and a minute of skew).
       const keepUntil = new Date(now.getTime() + d.config.ttl.login_consent_request + 60_000);
       const stored = continuing
-        ? (startedHere(signature, clientId, now) ??
+        ? (started.get(signature, clientId, now) ??
           (await findStartedPushedRequest(d.db, { signature, clientId, now })))
         : await claimPushedRequest(d.db, { signature, clientId, now, keepUntil });
       if (stored === undefined) throw unusable();
       if (!continuing && stored.length <= STARTED_MAX_LENGTH)
-        remember(signature, { clientId, stored, until: keepUntil.getTime() });
+        started.set(signature, { clientId, stored, until: keepUntil.getTime() });
       let params: Record<string, string>;
       try {
         params = d.sessions.open<Record<string, string>>(stored);
