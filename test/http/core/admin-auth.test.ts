@@ -11,6 +11,7 @@ import { Configuration, JwkApi, OAuth2Api } from '@ory/hydra-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { auditRow } from '../../../src/core/audit/events.ts';
+import { manualClock } from '../../../src/core/clock.ts';
 import { adminGuard, hashAdminKey } from '../../../src/core/http/admin-auth.ts';
 import { listenerRoutes } from '../../../src/core/http/routes.ts';
 import { runInScope, setCaller } from '../../../src/core/observability/scope.ts';
@@ -292,6 +293,10 @@ describe('failed admin authentications go through the failed-authentication limi
         'serve.admin.auth.api_keys': [hashAdminKey(ALL_KEY)],
         'rate_limit.failed_auth.per_address': 3,
       },
+      // Failures are counted in fixed windows of the server's clock: a clock that stands still keeps
+      // the failures and the blocked attempt in one window (with the real clock, a minute's end
+      // between them would start the count again).
+      clock: manualClock(),
     });
   });
   afterAll(async () => limited?.close());
