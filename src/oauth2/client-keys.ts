@@ -12,6 +12,7 @@
  * that refuses internal addresses.
  */
 import type { JWK } from 'jose';
+import { keepNewest } from '../core/bounded.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/log.ts';
 import { type SafeFetch, SafeFetchError } from '../core/safe-fetch.ts';
@@ -76,9 +77,7 @@ export function createClientKeySource(d: ClientKeySourceDeps) {
       log?.info({ clientId: client.id, reason: e.code }, 'client jwks_uri fetch failed');
     }
     const entry: Entry = { ...(keys ? { keys } : {}), fetchedAt };
-    cache.delete(key);
-    cache.set(key, entry);
-    if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+    keepNewest(cache, key, entry, MAX_ENTRIES);
     return entry;
   }
 

@@ -15,6 +15,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
+import { keepNewest } from '../core/bounded.ts';
 import type { Clock } from '../core/clock.ts';
 import type { AppError } from '../core/errors.ts';
 import type { OAuth2Config } from './deps.ts';
@@ -84,17 +85,14 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
   function keyOf(jwk: JWK, alg: string): Promise<{ key: ImportedKey; jkt: string }> {
     const id = `${alg}\n${JSON.stringify(jwk)}`;
     let k = keys.get(id);
-    if (k) {
-      keys.delete(id);
-    } else {
+    if (!k) {
       k = Promise.all([importJWK({ ...jwk, ext: true }, alg), calculateJwkThumbprint(jwk, 'sha256')]).then(
         ([key, jkt]) => ({ key, jkt }),
       );
       // A key that does not import is not kept.
       k.catch(() => keys.delete(id));
     }
-    keys.set(id, k);
-    if (keys.size > KEYS_KEPT) keys.delete(keys.keys().next().value as string);
+    keepNewest(keys, id, k, KEYS_KEPT);
     return k;
   }
 

@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
 import { sql } from 'kysely';
+import { keepNewest } from '../bounded.ts';
 import type { Clock } from '../clock.ts';
 import type { ChangeFeed } from '../db/changes.ts';
 import type { Db } from '../db/tx.ts';
@@ -84,9 +85,7 @@ export function createFailureCounter(db: Db, clock: Clock, limits: FailedAuthLim
       const failures = rows.find((r) => r.key === k.digest)?.failures ?? 0;
       out.set(k.digest, failures);
       if (feed && version !== undefined) {
-        known.delete(k.digest);
-        known.set(k.digest, { start: start.getTime(), version, failures });
-        if (known.size > KNOWN_COUNTS) known.delete(known.keys().next().value as string);
+        keepNewest(known, k.digest, { start: start.getTime(), version, failures }, KNOWN_COUNTS);
       }
     }
     return out;

@@ -26,6 +26,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Audit, AuditEvent } from '../../core/audit/events.ts';
+import { keepNewest } from '../../core/bounded.ts';
 import { engineOf } from '../../core/db/engine.ts';
 import { lockNames, lockOrder } from '../../core/db/locks.ts';
 import { retried, withTx } from '../../core/db/tx.ts';
@@ -219,8 +220,7 @@ class Facts {
     if (this.map.get(key)?.text === text) return;
     this.map.delete(key);
     if (text.length > FACT_MAX_LENGTH) return;
-    this.map.set(key, { text, value: frozen(JSON.parse(text)) });
-    if (this.map.size > FACTS_KEPT) this.map.delete(this.map.keys().next().value as string);
+    keepNewest(this.map, key, { text, value: frozen(JSON.parse(text)) }, FACTS_KEPT);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Audit } from '../../core/audit/events.ts';
+import { keepNewest } from '../../core/bounded.ts';
 import type { Clock } from '../../core/clock.ts';
 import { open, seal } from '../../core/crypto/aead.ts';
 import type { KeyRing } from '../../core/crypto/keys.ts';
@@ -174,8 +175,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     const r = await store.findDirectory(o.db, key);
     kept.delete(key);
     if (r && versionNow(feed) === version) {
-      kept.set(key, { version, row: r });
-      if (kept.size > DIRECTORY_CACHE_SIZE) kept.delete(kept.keys().next().value as string);
+      keepNewest(kept, key, { version, row: r }, DIRECTORY_CACHE_SIZE);
     }
     return r && fromRow(r);
   }

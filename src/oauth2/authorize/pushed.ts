@@ -14,6 +14,8 @@
  * A `request` (a request object, RFC 9101) inside the push is verified with the client's keys and
  * its claims are the request; `request_uri` may not be pushed (RFC 9126 §2.1).
  */
+
+import { keepNewest } from '../../core/bounded.ts';
 import { generateOpaqueToken, verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import { AppError } from '../../core/errors.ts';
 import { parEndpoint } from '../discovery/service.ts';
@@ -72,8 +74,7 @@ const stringValue = (v: unknown) => (typeof v === 'string' ? v : Array.isArray(v
 class StartedHandles {
   private readonly kept = new Map<string, { clientId: string; stored: string; until: number }>();
   set(signature: string, v: { clientId: string; stored: string; until: number }): void {
-    this.kept.set(signature, v);
-    if (this.kept.size > STARTED_KEPT) this.kept.delete(this.kept.keys().next().value as string);
+    keepNewest(this.kept, signature, v, STARTED_KEPT);
   }
   get(signature: string, clientId: string, now: Date): string | undefined {
     const v = this.kept.get(signature);

@@ -5,6 +5,7 @@
  * tokens are Hydra opaque `ory_at_` tokens of which only the HMAC signature is stored.
  */
 import { randomUUID } from 'node:crypto';
+import { keepNewest } from '../../core/bounded.ts';
 import { paginationSecrets } from '../../core/config/load.ts';
 import { generateOpaqueToken } from '../../core/crypto/hmac.ts';
 import { keyRing } from '../../core/crypto/keys.ts';
@@ -318,10 +319,8 @@ export function createClientService(
     if (k?.version === version) return k.stored;
     const s = await store.findClientById(db, id);
     if (!s) return undefined;
-    known.delete(id);
-    known.set(id, { version, stored: s });
     // Bounded: the oldest entry goes first (entries of an older version are dead anyway).
-    if (known.size > CLIENT_CACHE_SIZE) known.delete(known.keys().next().value as string);
+    keepNewest(known, id, { version, stored: s }, CLIENT_CACHE_SIZE);
     return s;
   }
 

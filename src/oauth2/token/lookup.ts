@@ -5,6 +5,7 @@
  */
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { Kysely } from 'kysely';
+import { keepNewest } from '../../core/bounded.ts';
 import type { Clock } from '../../core/clock.ts';
 import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import type { ChangeFeed } from '../../core/db/changes.ts';
@@ -69,8 +70,7 @@ export function createTokenLookup(d: LookupDeps) {
     known.delete(sig);
     // Kept only when nothing was deleted while the row was read (else it may be gone already).
     if (row && versionNow(feed) === version) {
-      known.set(sig, { version, at: now, row });
-      if (known.size > INTROSPECTION_CACHE_SIZE) known.delete(known.keys().next().value as string);
+      keepNewest(known, sig, { version, at: now, row }, INTROSPECTION_CACHE_SIZE);
     }
     return row;
   }
