@@ -14,7 +14,19 @@ import { gatedPool, STRAY_AFTER_MS, startLiveness } from './liveness.ts';
 import { trackJobSlots } from './slots.ts';
 import type { BoundTask } from './task.ts';
 
-/** How long after a job completes an idle worker is woken to look for jobs (see startWorker). */
+/**
+ * How long after a job starts or completes an idle worker is woken to look for jobs.
+ * graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
+ * LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
+ * worker then idles until the next job insert's NOTIFY or `worker.poll_interval`.
+ * - Named queues end together often (webhook senders stepping down or handing over), so each
+ *   completed job wakes one idle worker a moment later, after the completing worker's own fetch.
+ * - Jobs are added together too (the first writes of several directories after a quiet spell each
+ *   start a sender): their NOTIFYs wake as many workers at once, and those that come back empty
+ *   would leave the rest waiting up to the poll interval. So each started job, while a slot is
+ *   left, wakes one more idle worker a moment later: a fetch that came back empty beside it is
+ *   followed by one that runs alone, and the chain ends with a fetch that finds nothing.
+ */
 const NUDGE_AFTER_MS = 5;
 
 /** A job that ran this long is remembered for STRAY_AFTER_MS after it finished (see startWorker). */
@@ -140,12 +152,12 @@ export async function startWorker(o: WorkerOptions): Promise<Runner> {
       if (now - (running.get(job.id) ?? now) >= LONG_JOB_MS) finished.set(job.id, now);
       running.delete(job.id);
     });
-    // graphile-worker's job fetch locks every available named-queue row it looks at (FOR UPDATE SKIP
-    // LOCKED), so workers fetching at the same moment can come back empty while jobs wait; an empty
-    // worker then idles until the next job insert's NOTIFY or `worker.poll_interval`. Named queues
-    // end together often (webhook senders stepping down or handing over), so each completed job
-    // wakes one idle worker a moment later, after the completing worker's own fetch.
-    untracks.push(trackJobSlots(events, concurrency, Object.keys(taskList), { wakeAfterCompleteMs: NUDGE_AFTER_MS }));
+    untracks.push(
+      trackJobSlots(events, concurrency, Object.keys(taskList), {
+        wakeAfterCompleteMs: NUDGE_AFTER_MS,
+        wakeAfterStartMs: NUDGE_AFTER_MS,
+      }),
+    );
     return run({
       pgPool,
       concurrency,

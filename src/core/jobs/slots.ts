@@ -70,19 +70,25 @@ function wake(r: RunnerSlots): void {
  * Counts the slots of a runner of `tasks` from its `events` emitter (given to graphile-worker's `run`) until it
  * starts shutting down; the returned function forgets them (call it when the runner stops).
  * `wakeAfterCompleteMs`: after each completed job, one idle worker is woken that much later.
+ * `wakeAfterStartMs`: after each started job, while a slot is left, one idle worker is woken that
+ * much later (see runner.ts: the fetches of workers woken together can miss jobs that wait).
  */
 export function trackJobSlots(
   events: EventEmitter,
   concurrency: number,
   tasks: readonly string[],
-  o: { wakeAfterCompleteMs?: number } = {},
+  o: { wakeAfterCompleteMs?: number; wakeAfterStartMs?: number } = {},
 ): () => void {
   const r: RunnerSlots = { concurrency, running: 0, tasks: new Set(tasks), nudgedAt: Number.NEGATIVE_INFINITY };
   runners.add(r);
   events.on('pool:create', ({ workerPool }: { workerPool: { nudge(n: number): void } }) => {
     r.pool = workerPool;
   });
-  events.on('job:start', () => r.running++);
+  events.on('job:start', () => {
+    r.running++;
+    if (o.wakeAfterStartMs === undefined || r.running >= r.concurrency) return;
+    setTimeout(() => wake(r), o.wakeAfterStartMs).unref();
+  });
   events.on('job:complete', () => {
     r.running--;
     if (o.wakeAfterCompleteMs === undefined) return;
