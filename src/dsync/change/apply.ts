@@ -44,7 +44,7 @@ import {
 import { hasWebhook } from '../events/webhook.ts';
 import { callApply, type ItemResult, runStatement, type WireCommit, type WireItem } from '../store/change.ts';
 import { writeEvents } from '../store/events.ts';
-import { claimSender, senderJobKey } from '../store/outbox.ts';
+import { claimSender, lockDirectoryRow, senderJobKey } from '../store/outbox.ts';
 import type { Db, Executor } from '../tables.ts';
 import type { Directory, DirectorySyncEvent, WebhookEvent } from '../types.ts';
 import { ChangePlan, type DirectoryChange, frozen, type PlannedEvent, type Planner } from './plan.ts';
@@ -131,7 +131,7 @@ async function applyStatements(
   policy: DeliveryPolicy,
   changes: DirectoryChange[],
   commit: ReturnType<typeof commitOf>,
-): Promise<{ before: number; items: ItemResult[] }> {
+): Promise<{ before: number; items: ItemResult[]; createdAt: Date }> {
   await lockNames(
     trx,
     changes.flatMap((c) => c.locks),
@@ -154,12 +154,16 @@ async function applyStatements(
     for (const i of mine) events.push(c.events[i] as PlannedEvent);
     items.push({ writes, events: mine });
   }
-  if (!events.length) return { before: 0, items };
+  if (!events.length) return { before: 0, items, createdAt: commit.createdAt };
+  // Stamped once the directory row that numbers the events is held, as the function does
+  // (sql/0350_dsync_apply_created_at.sql): the stamps follow the sequence numbers.
+  await lockDirectoryRow(trx, directory.id);
+  const createdAt = policy.now();
   const outbox = commit.wire.outbox;
   const written = await writeEvents(trx, {
     directoryId: directory.id,
     events: events.map((e) => ({ id: e.id, event: e.event, payload: JSON.parse(e.payload) as DirectorySyncEvent })),
-    createdAt: commit.createdAt,
+    createdAt,
     outbox,
   });
   if (!written) throw new DirectoryUnavailable('deleted');
@@ -168,7 +172,7 @@ async function applyStatements(
   if (outbox === 'realtime' && (await claimSender(trx, directory.id, commit.wire.sender_id)))
     await enqueueSender(policy.jobs, trx, directory.id, commit.wire.sender_id, policy.maxAttempts);
   if (outbox === 'batch') await ensureBatchTimer(trx, policy);
-  return { before: written.before, items };
+  return { before: written.before, items, createdAt };
 }
 
 /** Per change: its outcome, the kept events numbered from `before` in call order. */
@@ -204,10 +208,13 @@ async function execute(
     });
     if (inTransaction && commit.wire.outbox === 'batch' && r.items.some((i) => 'events' in i && i.events.length > 0))
       await ensureBatchTimer(exec, policy);
-    return outcomes(changes, r, commit.createdAt);
+    // The function stamps the events as it writes them (sql/0350); the caller's stamp only stands
+    // for a database not migrated yet.
+    return outcomes(changes, r, r.createdAt ?? commit.createdAt);
   }
   if (!inTransaction) throw new Error('a change is applied statement by statement only inside a transaction');
-  return outcomes(changes, await applyStatements(exec, directory, policy, changes, commit), commit.createdAt);
+  const r = await applyStatements(exec, directory, policy, changes, commit);
+  return outcomes(changes, r, r.createdAt);
 }
 
 /** A bounded map of the last text each read gave, parsed once (oldest dropped first). */

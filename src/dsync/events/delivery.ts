@@ -306,7 +306,7 @@ export function createDeliveryService(o: DeliveryOptions) {
   async function resend(directoryId: string, fromSeq: number, policy: DeliveryPolicy): Promise<number> {
     const mode = policy.batchMode ? 'batch' : 'realtime';
     return withTx(o.db, async (trx) => {
-      await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(trx);
+      await outbox.lockDirectoryRow(trx, directoryId);
       const r = await sql`insert into dsync_webhook_outbox (event_id, directory_id, seq, mode, job_id)
         select id, directory_id, seq, ${mode}, null from dsync_events
         where directory_id = ${directoryId} and seq >= ${fromSeq}

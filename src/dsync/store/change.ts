@@ -43,20 +43,23 @@ export type ItemResult = { stale: string[] } | { writes: string[][]; events: num
 export async function callApply(
   exec: Executor,
   change: { directory: string; locks: string[]; items: WireItem[]; commit: WireCommit },
-): Promise<{ before: number; items: ItemResult[] }> {
+): Promise<{ before: number; items: ItemResult[]; createdAt?: Date }> {
   try {
     // The payloads travel as one json array of their own: stored as sent, and not read again while
     // the function walks the plan (a jsonb value, parsed once).
     const plan = { ...change, items: change.items.map((i) => ({ ...i, events: i.events.map(PAYLOAD_FREE) })) };
     const payloads = `[${change.items.flatMap((i) => i.events.map((e) => e.payload)).join(',')}]`;
-    const { rows } = await sql<{ r: { before: number | string; items: Array<Record<string, unknown>> } }>`
+    const { rows } = await sql<{ r: unknown }>`
       select gatehouse_dsync_apply(${JSON.stringify(plan)}::jsonb, ${payloads}::json) as r`.execute(exec);
     const r = rows[0]?.r as {
       before: number | string;
+      /** When the events were written (sql/0350); absent before that migration ran. */
+      created_at?: string;
       items: Array<{ stale?: string[]; writes?: string[]; events?: number[] }>;
     };
     return {
       before: Number(r.before),
+      ...(r.created_at ? { createdAt: new Date(r.created_at) } : {}),
       items: r.items.map((i) =>
         i.stale
           ? { stale: i.stale }

@@ -208,13 +208,18 @@ export async function markSenderFailed(db: Executor, directoryId: string, s: Sen
  * sender row removed when no real-time event waits; false when some arrived meanwhile.
  */
 export async function releaseSender(db: Executor, directoryId: string, s: SenderRef): Promise<boolean> {
-  await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(db);
+  await lockDirectoryRow(db, directoryId);
   const { rows } = await sql<{ waiting: boolean }>`select exists (
       select 1 from dsync_webhook_outbox where directory_id = ${directoryId} and mode = 'realtime'
     ) as waiting`.execute(db);
   if (rows[0]?.waiting) return false;
   await sql`delete from dsync_webhook_senders where directory_id = ${directoryId} and ${matches(s)}`.execute(db);
   return true;
+}
+
+/** Locks the directory's row until the transaction ends, as a write of its events does. */
+export async function lockDirectoryRow(db: Executor, directoryId: string): Promise<void> {
+  await sql`select 1 from dsync_directories where id = ${directoryId} for no key update`.execute(db);
 }
 
 export interface SenderRow extends SenderRef {

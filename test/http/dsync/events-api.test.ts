@@ -74,6 +74,31 @@ describe('GET /api/v1/dsync/{id}/events', () => {
     expect(viaLib).toEqual({ ...resumed, error: null });
   });
 
+  it('stamps created_at as the events are written: concurrent writes of a directory follow their seq', async () => {
+    const d = await createDirectory(s, { tenant: 'stamps', product: 'p' });
+    const scim = scimClient(s, d);
+    const ids: string[] = [];
+    for (let i = 0; i < 24; i++) ids.push((await scim('POST', '/Users', user(`st${i}`))).body.id as string);
+    // Each PUT locks its user's row, so each is a call of its own; they wait for pooled connections
+    // and for the directory row, and are numbered in the order they get it.
+    for (let round = 0; round < 3; round++)
+      await Promise.all(
+        ids.map((id, i) =>
+          scim('PUT', `/Users/${id}`, { ...user(`st${i}`), name: { givenName: `G${round}`, familyName: 'F' } }),
+        ),
+      );
+    const events: WebhookEvent[] = [];
+    for (let after = ''; ; ) {
+      const p = await page(`/${d.id}/events?limit=100${after ? `&after=${after}` : ''}`);
+      events.push(...p.data);
+      if (!p.has_more) break;
+      after = p.cursor;
+    }
+    expect(events.length).toBe(24 * 4);
+    const outOfOrder = events.filter((e, i) => i > 0 && e.created_at < (events[i - 1] as WebhookEvent).created_at);
+    expect(outOfOrder.map((e) => e.seq)).toEqual([]);
+  });
+
   it('answers Jackson-style errors for a bad cursor or an unknown directory', async () => {
     const d = await createDirectory(s, { tenant: 'feed-err', product: 'p' });
     const bad = await v1(s)('GET', `/${d.id}/events?after=not-a-cursor`);
