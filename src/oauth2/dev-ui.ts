@@ -1,25 +1,37 @@
 /**
  * The development login, consent, logout and device verification app (`dev_ui.enabled`): server-rendered pages under
- * `/dev/` on the public listener. It is an ordinary login and consent app — it reads and answers
- * the challenges over HTTP through gatehouse's own admin API (`urls.self.admin`), exactly as an
- * external app would (https://www.ory.sh/docs/hydra/guides/custom-ui-oauth2), so it doubles as a
- * worked example. Users come from `dev_ui.users`; passwords are compared in constant time.
+ * `/dev/` on the public listener. It follows an ordinary login and consent app
+ * (https://www.ory.sh/docs/hydra/guides/custom-ui-oauth2): it reads a challenge, then accepts or
+ * rejects it. It does so in-process, through the services behind the admin API's `flows` routes,
+ * with the same request bodies and checks, not over HTTP: so it needs no admin API credential
+ * while `serve.admin.auth` is on, and no reachable admin listener, and the admin API's guard stays
+ * as it is. It is the server's own login provider, as the console is its own operator UI; its
+ * users authenticate to it with `dev_ui.users` (passwords compared in constant time).
  * Every form carries a token signed with a per-process key and bound to the challenge; every page
  * goes through `sendHtml` (nonce CSP, nosniff, no-referrer, no framing) and escapes every value.
  */
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
+import type { z } from 'zod';
 import { secretKey } from '../core/crypto/keys.ts';
+import { AppError } from '../core/errors.ts';
+import { hydraBody } from '../core/http/errors.ts';
 import { cspSource, escapeHtml as e, sendHtml } from '../core/http/html.ts';
 import { firstValue } from '../core/http/params.ts';
 import type { RouteTable } from '../core/http/routes.ts';
 import type { DevUser } from './config.ts';
 import type { OAuth2Config } from './deps.ts';
+import type { DeviceService } from './device/service.ts';
+import { acceptConsentBody, acceptLoginBody, rejectBody } from './flows/schemas.ts';
+import type { FlowsService } from './flows/service.ts';
+import { parseOr400 } from './guard.ts';
+import type { LogoutService } from './logout/service.ts';
 
 type Kind = 'login' | 'consent' | 'logout' | 'device';
 
-interface AdminAnswer {
+/** What an operation answered, as the admin API would: its status and JSON body. */
+interface Answer {
   status: number;
   body: Record<string, unknown>;
 }
@@ -94,23 +106,51 @@ const clientLabel = (client: unknown) => {
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []);
 
+/**
+ * The operations the pages call, in-process: the services behind the admin API's login, consent,
+ * logout and device routes (`flows` family), and the client as `GET /admin/clients/{id}` renders it.
+ */
+export interface DevUiServices {
+  flows: Pick<
+    FlowsService,
+    'getLoginRequest' | 'acceptLogin' | 'rejectLogin' | 'getConsentRequest' | 'acceptConsent' | 'rejectConsent'
+  >;
+  logout: Pick<LogoutService, 'getLogoutRequest' | 'acceptLogoutRequest' | 'rejectLogoutRequest'>;
+  device: Pick<DeviceService, 'acceptUserCode'>;
+  /** The client as the admin API renders it; undefined when there is none. */
+  client(id: string): Promise<Record<string, unknown> | undefined>;
+}
+
 export interface DevUiOptions {
   config: OAuth2Config;
-  /** Fetch used for the admin API (default: the global fetch). */
-  fetch?: typeof fetch;
+  services: DevUiServices;
+}
+
+/**
+ * Runs one operation and answers as the admin API would: 200 with its result, 410 for a consent
+ * request already handled, or the status and `{error, error_description}` of the AppError it threw.
+ * Anything else (the database down) is no answer of the operation: it propagates to the app.
+ */
+async function run(op: () => Promise<unknown>): Promise<Answer> {
+  try {
+    const body = members(await op());
+    return body.gone === true ? { status: 410, body: { redirect_to: body.redirect_to } } : { status: 200, body };
+  } catch (err) {
+    if (err instanceof AppError) return { status: err.status, body: hydraBody(err, false) };
+    throw err;
+  }
 }
 
 /**
  * The development pages under `/dev` on the public listener: public, with CSRF tokens bound to each challenge.
- * Long: the login, consent, logout and device pages share one CSRF key, one admin API client and
- * one layout; each page is a few routes over them.
+ * Long: the login, consent, logout and device pages share one CSRF key, the operations on the
+ * challenges and one layout; each page is a few routes over them.
  */
 export function devUiRoutes(table: RouteTable, o: DevUiOptions): void {
   const cfg = o.config;
+  const s = o.services;
   const users = cfg.dev_ui.users ?? [];
-  const doFetch = o.fetch ?? fetch;
   const key = randomBytes(32);
-  const adminBase = cfg.urls.self.admin;
   const publicOrigin = cspSource(cfg.urls.self.public);
   const rememberFor = Math.floor(cfg.ttl.authentication_session / 1000);
 
@@ -118,40 +158,23 @@ export function devUiRoutes(table: RouteTable, o: DevUiOptions): void {
     createHmac('sha256', secretKey(key)).update(`${kind}\0${challenge}`).digest('base64url');
   const csrfOk = (kind: Kind, challenge: string, token: string) => sameSecret(csrf(kind, challenge), token);
 
-  async function admin(
-    method: 'GET' | 'PUT',
-    kind: Kind,
-    action: string,
-    challenge: string,
-    body?: unknown,
-  ): Promise<AdminAnswer> {
-    const url = new URL(`admin/oauth2/auth/requests/${kind}${action}`, adminBase);
-    url.searchParams.set(CHALLENGE[kind], challenge);
-    let res: Response;
-    try {
-      res = await doFetch(url, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(10_000),
-      });
-    } catch {
-      // Not reachable (wrong urls.self.admin, listener down): an error page, never a 500.
-      return {
-        status: 502,
-        body: { error_description: 'The admin API (urls.self.admin) could not be reached.' },
-      } satisfies AdminAnswer;
-    }
-    const text = await res.text();
-    let parsed: Record<string, unknown> = {};
-    try {
-      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      parsed = {};
-    }
-    return { status: res.status, body: parsed } satisfies AdminAnswer;
-  }
+  // The operations of the admin API's flow routes, with the bodies checked by the same schemas.
+  const op = {
+    getLogin: (challenge: string) => run(() => s.flows.getLoginRequest(challenge)),
+    acceptLogin: (challenge: string, body: z.input<typeof acceptLoginBody>) =>
+      run(() => s.flows.acceptLogin(challenge, parseOr400(acceptLoginBody, body))),
+    rejectLogin: (challenge: string, body: z.input<typeof rejectBody>) =>
+      run(() => s.flows.rejectLogin(challenge, parseOr400(rejectBody, body))),
+    getConsent: (challenge: string) => run(() => s.flows.getConsentRequest(challenge)),
+    acceptConsent: (challenge: string, body: z.input<typeof acceptConsentBody>) =>
+      run(() => s.flows.acceptConsent(challenge, parseOr400(acceptConsentBody, body))),
+    rejectConsent: (challenge: string, body: z.input<typeof rejectBody>) =>
+      run(() => s.flows.rejectConsent(challenge, parseOr400(rejectBody, body))),
+    getLogout: (challenge: string) => run(() => s.logout.getLogoutRequest(challenge)),
+    acceptLogout: (challenge: string) => run(() => s.logout.acceptLogoutRequest(challenge)),
+    rejectLogout: (challenge: string) => run(() => s.logout.rejectLogoutRequest(challenge)),
+    acceptDevice: (challenge: string, userCode: string) => run(() => s.device.acceptUserCode(challenge, userCode)),
+  };
 
   /** Form targets: this origin and the client's redirect URIs (browsers check form-action along redirects). */
   const formTargets = (client: unknown) => {
@@ -175,15 +198,15 @@ export function devUiRoutes(table: RouteTable, o: DevUiOptions): void {
     );
   }
 
-  /** An admin API answer that is not a success: the error page (the admin's error, escaped). */
-  function adminProblem(ctx: Context, a: AdminAnswer) {
+  /** An answer that is not a success: the error page (the operation's error, escaped). */
+  function answerProblem(ctx: Context, a: Answer) {
     const desc = [a.body.error, a.body.error_description].filter((x) => typeof x === 'string').join(': ');
     const status = a.status >= 400 && a.status < 500 ? a.status : 502;
-    problem(ctx, status, desc || `The admin API answered ${a.status}.`);
+    problem(ctx, status, desc || `The request could not be answered (${a.status}).`);
   }
 
-  function redirectTo(ctx: Context, a: AdminAnswer) {
-    if (a.status !== 200 || typeof a.body.redirect_to !== 'string') return adminProblem(ctx, a);
+  function redirectTo(ctx: Context, a: Answer) {
+    if (a.status !== 200 || typeof a.body.redirect_to !== 'string') return answerProblem(ctx, a);
     ctx.redirect(a.body.redirect_to);
   }
 
@@ -224,10 +247,10 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
   r.get('/login', async function devLogin(ctx) {
     const challenge = challengeOf(ctx, 'login');
     if (!challenge) return problem(ctx, 400, 'The login_challenge query parameter is missing.');
-    const req = await admin('GET', 'login', '', challenge);
-    if (req.status !== 200) return adminProblem(ctx, req);
+    const req = await op.getLogin(challenge);
+    if (req.status !== 200) return answerProblem(ctx, req);
     if (req.body.skip === true) {
-      return redirectTo(ctx, await admin('PUT', 'login', '/accept', challenge, { subject: req.body.subject }));
+      return redirectTo(ctx, await op.acceptLogin(challenge, { subject: String(req.body.subject ?? '') }));
     }
     loginPage(ctx, req.body, challenge);
   });
@@ -240,7 +263,7 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
     if (field(ctx, 'action') === 'deny') {
       return redirectTo(
         ctx,
-        await admin('PUT', 'login', '/reject', challenge, {
+        await op.rejectLogin(challenge, {
           error: 'access_denied',
           error_description: 'The resource owner denied the request',
         }),
@@ -248,14 +271,14 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
     }
     const user = findUser(users, field(ctx, 'subject'), field(ctx, 'password'));
     if (!user) {
-      const req = await admin('GET', 'login', '', challenge);
-      if (req.status !== 200) return adminProblem(ctx, req);
+      const req = await op.getLogin(challenge);
+      if (req.status !== 200) return answerProblem(ctx, req);
       return loginPage(ctx, req.body, challenge, 'Unknown user or wrong password.', field(ctx, 'subject'));
     }
     const remember = field(ctx, 'remember') === '1';
     redirectTo(
       ctx,
-      await admin('PUT', 'login', '/accept', challenge, {
+      await op.acceptLogin(challenge, {
         subject: user.subject,
         remember,
         ...(remember ? { remember_for: rememberFor } : {}),
@@ -265,7 +288,7 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
 
   const claimsOf = (subject: string) => users.find((u) => u.subject === subject)?.claims ?? {};
   const acceptConsent = (challenge: string, req: Record<string, unknown>, scopes: string[], remember: boolean) =>
-    admin('PUT', 'consent', '/accept', challenge, {
+    op.acceptConsent(challenge, {
       grant_scope: scopes,
       grant_access_token_audience: strings(req.requested_access_token_audience),
       remember,
@@ -276,8 +299,8 @@ ${error ? `<p class="error" role="alert" id="login-error">${e(error)}</p>` : ''}
   r.get('/consent', async function devConsent(ctx) {
     const challenge = challengeOf(ctx, 'consent');
     if (!challenge) return problem(ctx, 400, 'The consent_challenge query parameter is missing.');
-    const a = await admin('GET', 'consent', '', challenge);
-    if (a.status !== 200) return adminProblem(ctx, a);
+    const a = await op.getConsent(challenge);
+    if (a.status !== 200) return answerProblem(ctx, a);
     const req = a.body;
     if (req.skip === true) {
       return redirectTo(ctx, await acceptConsent(challenge, req, strings(req.requested_scope), false));
@@ -311,14 +334,14 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
     if (field(ctx, 'action') === 'deny') {
       return redirectTo(
         ctx,
-        await admin('PUT', 'consent', '/reject', challenge, {
+        await op.rejectConsent(challenge, {
           error: 'access_denied',
           error_description: 'The resource owner denied the request',
         }),
       );
     }
-    const a = await admin('GET', 'consent', '', challenge);
-    if (a.status !== 200) return adminProblem(ctx, a);
+    const a = await op.getConsent(challenge);
+    if (a.status !== 200) return answerProblem(ctx, a);
     const requested = strings(a.body.requested_scope);
     // Only scopes that were requested can be granted, whatever the form says.
     const ticked = new Set(fieldList(ctx, 'grant_scope'));
@@ -329,8 +352,8 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
   r.get('/logout', async function devLogout(ctx) {
     const challenge = challengeOf(ctx, 'logout');
     if (!challenge) return problem(ctx, 400, 'The logout_challenge query parameter is missing.');
-    const a = await admin('GET', 'logout', '', challenge);
-    if (a.status !== 200) return adminProblem(ctx, a);
+    const a = await op.getLogout(challenge);
+    if (a.status !== 200) return answerProblem(ctx, a);
     const main = `<p>Do you want to sign out${a.body.subject ? ` <strong>${e(String(a.body.subject))}</strong>` : ''}${a.body.client ? ` (requested by ${clientLabel(a.body.client)})` : ''}?</p>
 <form method="post" action="/dev/logout">
 <input type="hidden" name="challenge" value="${e(challenge)}">
@@ -347,27 +370,19 @@ ${audiences.length ? `<ul>${audiences.map((x) => `<li><code>${e(x)}</code></li>`
       return problem(ctx, 403, 'The form is invalid or expired; start the sign-out again.');
     }
     if (field(ctx, 'action') === 'deny') {
-      const a = await admin('PUT', 'logout', '/reject', challenge, {});
-      if (a.status >= 300) return adminProblem(ctx, a);
+      const a = await op.rejectLogout(challenge);
+      if (a.status >= 300) return answerProblem(ctx, a);
       return sendHtml(ctx, (n) => layout(n, 'Still signed in', '<p>You are still signed in.</p>'));
     }
-    redirectTo(ctx, await admin('PUT', 'logout', '/accept', challenge, {}));
+    redirectTo(ctx, await op.acceptLogout(challenge));
   });
 
-  /** The client named by `client_id` (if any, and if the admin API knows it), for the device page. */
+  /** The client named by `client_id` (if any, and if there is one), for the device page. */
   async function knownClient(ctx: Context): Promise<Record<string, unknown> | undefined> {
     const id = firstValue(ctx.query.client_id) ?? field(ctx, 'client_id');
     if (!id) return undefined;
-    try {
-      const res = await doFetch(new URL(`admin/clients/${encodeURIComponent(id)}`, adminBase), {
-        redirect: 'manual',
-        signal: AbortSignal.timeout(10_000),
-      });
-      if (res.status !== 200) return undefined;
-      return (await res.json()) as Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
+    const a = await run(() => s.client(id));
+    return a.status === 200 && Object.keys(a.body).length ? a.body : undefined;
   }
 
   /** The user-code form of the device flow (RFC 8628 section 3.3), optionally with an error. */
@@ -412,7 +427,7 @@ ${client && typeof client.client_id === 'string' ? `<input type="hidden" name="c
     if (!userCode) {
       return devicePage(ctx, challenge, client, '', { status: 400, message: 'Enter the code shown on the device.' });
     }
-    const a = await admin('PUT', 'device', '/accept', challenge, { user_code: userCode });
+    const a = await op.acceptDevice(challenge, userCode);
     if (a.status === 200 && typeof a.body.redirect_to === 'string') return ctx.redirect(a.body.redirect_to);
     if (a.status === 429) {
       return devicePage(ctx, challenge, client, '', {
@@ -426,7 +441,7 @@ ${client && typeof client.client_id === 'string' ? `<input type="hidden" name="c
         message: 'This code is wrong or has expired. Check the code on the device and try again.',
       });
     }
-    adminProblem(ctx, a);
+    answerProblem(ctx, a);
   });
 
   r.get('/device/done', async function devDeviceDone(ctx) {

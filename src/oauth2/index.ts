@@ -118,8 +118,9 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
   const clients = createClientService(core);
   const registration = createRegistrationService(core, clients);
   const trust = createTrustService({ db: core.db, clock, config, sealer, audit: core.audit });
+  const clientPort = clientPortOf(clients);
   const flows = createFlowFeatures(core, {
-    clients: clientPortOf(clients),
+    clients: clientPort,
     keys: keyPortOf(keys),
     trust,
   });
@@ -162,9 +163,11 @@ export function createOAuth2(core: OAuth2Deps): OAuth2 {
       ...fallbackHandlers(),
     },
   );
-  // They call the admin API over HTTP, as a login and consent app of one's own would.
+  // They answer the challenges in-process, through the services of the admin API's flow routes:
+  // no admin credential, no call to the admin listener (dev-ui.ts).
   const dev = new RouteTable();
-  if (config.dev_ui.enabled) devUiRoutes(dev, { config });
+  const client = async (id: string) => (await clientPort.get(id))?.wire;
+  if (config.dev_ui.enabled) devUiRoutes(dev, { config, services: { ...f, client } });
   const cors = createPerClientCors({ clients, lookup: flows.lookup, now: () => clock.now() });
   const guards: OAuth2['guards'] = {
     client: {

@@ -6,6 +6,7 @@
  */
 import type { VerifiedProof } from '../dpop.ts';
 import type { CertificateSource } from '../mtls.ts';
+import { oauth2Error } from '../oauth-errors.ts';
 import type { FlowClient } from '../ports.ts';
 import type { Confirmation } from './session.ts';
 
@@ -24,4 +25,25 @@ export function boundTo(client: FlowClient, held: Possession): { cnf?: Confirmat
   const x5t = client.tlsClientCertificateBoundAccessTokens ? held.certificate()?.thumbprint : undefined;
   if (!jkt && !x5t) return {};
   return { cnf: { ...(jkt ? { jkt } : {}), ...(x5t ? { 'x5t#S256': x5t } : {}) } };
+}
+
+/**
+ * RFC 8705 §4: a public client's refresh token bound to a client certificate is exchanged only over
+ * a connection presenting that certificate; without it, or with another, the token is not valid for
+ * the request (`invalid_grant`, RFC 6749 §5.2). The certificate is read only for a bound token.
+ */
+export function checkBoundCertificate(
+  bound: { 'x5t#S256'?: string } | undefined,
+  certificate: CertificateSource,
+  what: string,
+): void {
+  const x5t = bound?.['x5t#S256'];
+  if (!x5t) return;
+  const cert = certificate();
+  if (!cert)
+    throw oauth2Error('invalid_grant', {
+      hint: `The ${what} is certificate-bound: present it over a connection with its TLS client certificate.`,
+    });
+  if (cert.thumbprint !== x5t)
+    throw oauth2Error('invalid_grant', { hint: `The ${what} is bound to another TLS client certificate.` });
 }

@@ -155,11 +155,13 @@ async function accessToken(d: IssuerDeps, db: Executor, grant: Grant, kind: Gran
 }
 
 function mintRefreshToken(d: IssuerDeps, whole: Grant, kind: GrantKind, accessSignature: string) {
-  // RFC 9449 §5: a public client's refresh token is bound to its DPoP key; a confidential
-  // client's is not (its authentication binds it already). Refresh tokens are never bound to a
-  // certificate: RFC 8705 §4 makes that optional, and a tls client authenticates with one anyway.
-  const jkt = isPublicClient(whole.client) ? whole.cnf?.jkt : undefined;
-  const grant = { ...whole, session: sessionBoundTo(whole.session, jkt ? { jkt } : undefined) };
+  // A public client's refresh token is bound to what its access token is bound to: the DPoP key
+  // (RFC 9449 §5) and/or the client certificate (RFC 8705 §4, `x5t#S256`, a client registered with
+  // tls_client_certificate_bound_access_tokens); the refresh must prove it again
+  // (grants/refresh-token.ts). A confidential client's is not: its authentication binds it already
+  // (RFC 8705 §7.1), and each refresh may bind the new access token to another key or certificate.
+  const cnf = isPublicClient(whole.client) ? whole.cnf : undefined;
+  const grant = { ...whole, session: sessionBoundTo(whole.session, cnf) };
   const ms = lifespan(d, grant.client, kind, 'refresh_token');
   const expiresAt = ms < 0 ? null : new Date(d.clock.now().getTime() + ms);
   const { token, signature } = generateOpaqueToken('ory_rt_', d.config.secrets.system);

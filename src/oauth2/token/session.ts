@@ -49,7 +49,8 @@ export interface GrantSession {
    * What a token is bound to (RFC 7800 `cnf`), set per token by the issuer: a DPoP key (RFC 9449
    * `jkt`: an access token issued on a proof, a public client's refresh token, a code by
    * `dpop_jkt` §10) and/or a client certificate (RFC 8705 §3.1 `x5t#S256`: an access token of a
-   * client registered with `tls_client_certificate_bound_access_tokens`).
+   * client registered with `tls_client_certificate_bound_access_tokens`, and, §4, a public such
+   * client's refresh token).
    */
   cnf?: Confirmation;
   /** RFC 8693 §4.1: the actor of a delegated token (earlier actors nested in its `act`). */

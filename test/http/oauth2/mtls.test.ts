@@ -1,8 +1,9 @@
 /**
  * Mutual TLS (RFC 8705) on a TLS public listener: `tls_client_auth` by subject DN and by SAN,
  * `self_signed_tls_client_auth` by the client's JWKS, certificate-bound access tokens (`cnf.x5t#S256`
- * in JWTs and introspection, `/userinfo` only over a connection with the same certificate), the
- * client metadata's checks, discovery, and a TLS-terminating proxy's certificate header (believed
+ * in JWTs and introspection, `/userinfo` only over a connection with the same certificate), public
+ * clients' certificate-bound refresh tokens (§4; confidential clients' stay unbound), the client
+ * metadata's checks, discovery, and a TLS-terminating proxy's certificate header (believed
  * only from its addresses, and only for certificates that chain to `oauth2.mtls.ca`). A test CA
  * issues the server's and the clients' certificates (openssl); openid-client v6 with
  * `TlsClientAuth()` is the client of one flow.
@@ -13,8 +14,9 @@ import { request } from 'node:https';
 import { decodeJwt, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/apps.ts';
-import { type CreatedClient, createClient } from '../../helpers/oauth2.ts';
+import { startTestServer, type TestServer, whenNotified } from '../../helpers/apps.ts';
+import { call } from '../../helpers/clients.ts';
+import { CB, type CreatedClient, createClient, param, pkcePair, randomState } from '../../helpers/oauth2.ts';
 import { issuedBy, selfSigned, type TlsPair, testCa } from '../../helpers/tls.ts';
 
 const DN = '/C=DE/O=Acme Corp/CN=client-a';
@@ -379,6 +381,131 @@ describe('certificate-bound access tokens (RFC 8705 §3)', () => {
     expect(decodeJwt(tokens.access_token).cnf).toEqual({ 'x5t#S256': x5t(clientA) });
     const info = await oidc.fetchUserInfo(config, tokens.access_token, oidc.skipSubjectCheck);
     expect(info.sub).toBe(client.client_id);
+  });
+});
+
+describe('certificate-bound refresh tokens of public clients (RFC 8705 §4)', () => {
+  /** The code flow through the TLS listener (its cookies kept), login and consent accepted on the admin API. */
+  async function codeOverTls(client: CreatedClient): Promise<{ code: string; verifier: string }> {
+    const pkce = pkcePair();
+    const cookies = new Map<string, string>();
+    const get = async (url: string) => {
+      const cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+      const r = await tlsRequest(url, { headers: cookie ? { cookie } : {} });
+      for (const c of [r.headers['set-cookie'] ?? []].flat()) {
+        const pair = c.split(';')[0] ?? '';
+        cookies.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
+      }
+      expect([302, 303], r.text).toContain(r.status);
+      return String(r.headers.location);
+    };
+    const accept = async (kind: 'login' | 'consent', challenge: string, body: Record<string, unknown>) => {
+      const path = `/admin/oauth2/auth/requests/${kind}/accept?${kind}_challenge=${encodeURIComponent(challenge)}`;
+      const r = await call(t.adminUrl, 'PUT', path, body);
+      expect(r.status).toBe(200);
+      return String((r.body as { redirect_to: string }).redirect_to);
+    };
+    const authorize = new URL('/oauth2/auth', t.publicUrl);
+    authorize.search = new URLSearchParams({
+      client_id: client.client_id,
+      response_type: 'code',
+      redirect_uri: CB,
+      scope: 'openid offline_access',
+      state: randomState(),
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    }).toString();
+    const login = param(await get(authorize.toString()), 'login_challenge') ?? '';
+    const consent = param(await get(await accept('login', login, { subject: 'alice' })), 'consent_challenge') ?? '';
+    const back = await get(await accept('consent', consent, { grant_scope: ['openid', 'offline_access'] }));
+    return { code: param(back, 'code') ?? '', verifier: pkce.verifier };
+  }
+
+  const codeClient = (fields: Record<string, unknown>) =>
+    createClient(t, {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: [CB],
+      scope: 'openid offline_access',
+      tls_client_certificate_bound_access_tokens: true,
+      ...fields,
+    });
+  /** A token request of `client` (client_secret_basic when it has a secret, else its id in the form) over a connection with `cert`. */
+  const tokenOf = (client: CreatedClient, fields: Record<string, string>, cert: TlsPair | undefined) =>
+    tlsRequest(`${t.publicUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        ...(client.client_secret
+          ? { authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` }
+          : {}),
+      },
+      body: new URLSearchParams({
+        ...fields,
+        ...(client.client_secret ? {} : { client_id: client.client_id }),
+      }).toString(),
+      cert,
+    });
+  /** The first tokens of `client`: a code exchanged over a connection with `cert`. */
+  async function firstTokens(client: CreatedClient, cert: TlsPair) {
+    const { code, verifier } = await codeOverTls(client);
+    const r = await tokenOf(
+      client,
+      { grant_type: 'authorization_code', code, redirect_uri: CB, code_verifier: verifier },
+      cert,
+    );
+    expect(r.status, r.text).toBe(200);
+    return { accessToken: String(r.json.access_token), refreshToken: String(r.json.refresh_token) };
+  }
+  const refresh = (client: CreatedClient, refreshToken: string, cert: TlsPair | undefined) =>
+    tokenOf(client, { grant_type: 'refresh_token', refresh_token: refreshToken }, cert);
+
+  it("binds a public client's refresh token to its certificate: another one is invalid_grant, its own refreshes", async () => {
+    const pub = await codeClient({ token_endpoint_auth_method: 'none' });
+    const first = await firstTokens(pub, selfA);
+    const other = await refresh(pub, first.refreshToken, selfB);
+    expect(other.status).toBe(400);
+    expect(other.json.error).toBe('invalid_grant');
+    expect(String(other.json.error_description)).toMatch(/bound to another TLS client certificate/);
+    expect((await introspect(t, first.refreshToken)).cnf).toEqual({ 'x5t#S256': x5t(selfA) });
+    // Without a certificate the registration refuses any token request of the client first.
+    const none = await refresh(pub, first.refreshToken, undefined);
+    expect(none.status).toBe(400);
+    expect(none.json.error).toBe('invalid_request');
+
+    // The refusals spent nothing: the certificate it is bound to refreshes, and the new pair is bound again.
+    const ok = await refresh(pub, first.refreshToken, selfA);
+    expect(ok.status, ok.text).toBe(200);
+    expect((await introspect(t, String(ok.json.access_token))).cnf).toEqual({ 'x5t#S256': x5t(selfA) });
+    expect((await introspect(t, String(ok.json.refresh_token))).cnf).toEqual({ 'x5t#S256': x5t(selfA) });
+  });
+
+  it("the binding is the refresh token's own: with the flag since turned off, a refresh without the certificate is invalid_grant", async () => {
+    const pub = await codeClient({ token_endpoint_auth_method: 'none' });
+    const first = await firstTokens(pub, selfA);
+    await whenNotified(t, 'client', async () => {
+      const r = await call(t.adminUrl, 'PATCH', `/admin/clients/${pub.client_id}`, [
+        { op: 'replace', path: '/tls_client_certificate_bound_access_tokens', value: false },
+      ]);
+      expect(r.status).toBe(200);
+    });
+    const none = await refresh(pub, first.refreshToken, undefined);
+    expect(none.status).toBe(400);
+    expect(none.json.error).toBe('invalid_grant');
+    expect(String(none.json.error_description)).toMatch(/certificate-bound/);
+    expect((await refresh(pub, first.refreshToken, selfB)).json.error).toBe('invalid_grant');
+    const ok = await refresh(pub, first.refreshToken, selfA);
+    expect(ok.status, ok.text).toBe(200);
+  });
+
+  it("leaves a confidential client's refresh token unbound (its authentication binds it, §7.1): a renewed certificate refreshes", async () => {
+    const confidential = await codeClient({ token_endpoint_auth_method: 'client_secret_basic' });
+    const first = await firstTokens(confidential, selfA);
+    expect((await introspect(t, first.accessToken)).cnf).toEqual({ 'x5t#S256': x5t(selfA) });
+    expect((await introspect(t, first.refreshToken)).cnf).toBeUndefined();
+    const renewed = await refresh(confidential, first.refreshToken, selfB);
+    expect(renewed.status, renewed.text).toBe(200);
+    expect((await introspect(t, String(renewed.json.access_token))).cnf).toEqual({ 'x5t#S256': x5t(selfB) });
   });
 });
 

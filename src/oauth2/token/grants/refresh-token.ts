@@ -5,7 +5,8 @@
  * exists (`invalid_grant`), and a used one outside the grace rules is reuse, which revokes every
  * access and refresh token of the grant; not expired; `offline`/`offline_access` was granted
  * (`scope_not_granted`); same client (`invalid_grant`); the granted scopes are still allowed to the
- * client (`invalid_scope`) and the granted audience too. A `scope` parameter is ignored.
+ * client (`invalid_scope`) and the granted audience too; a public client's refresh token bound to a
+ * DPoP key or a client certificate is used with proof of it. A `scope` parameter is ignored.
  *
  * Concurrency: the new tokens are signed first; the plan then rotates the token, which the store
  * does in one READ COMMITTED transaction that locks the refresh token row (`FOR UPDATE`),
@@ -24,7 +25,7 @@ import { narrowing } from '../../resource.ts';
 import { firstDisallowedAudience, scopeStrategy } from '../../scope.ts';
 import { revokeGrant } from '../../store/token-plan.ts';
 import { findRefreshToken, type RefreshRecord } from '../../store/tokens.ts';
-import { boundTo, type Possession } from '../binding.ts';
+import { boundTo, checkBoundCertificate, type Possession } from '../binding.ts';
 import { gracePolicyOf, refreshTokenUsable } from '../rotation.ts';
 import type { GrantSession } from '../session.ts';
 import type { GrantDeps, GrantPlan } from './deps.ts';
@@ -97,7 +98,10 @@ export async function refreshTokenGrant(
   }
   checkRefresh(d, client, row);
   const session = d.sessions.open<GrantSession>(row.sessionData);
+  // A public client's refresh token is bound to its DPoP key (RFC 9449 §5) and/or its client
+  // certificate (RFC 8705 §4), as issued (token/issue.ts).
   checkBoundExchange(session.cnf, held.proof, 'refresh token');
+  checkBoundCertificate(session.cnf, held.certificate, 'refresh token');
   const issued = await d.issuer.planTokens(
     {
       requestId: row.requestId,
