@@ -71,9 +71,8 @@ describe('jobs added together', () => {
         close();
         open();
         await eventually(async () => {
-          const { rows } = await sql<{ n: number }>`select count(*)::int as n from graphile_worker.jobs`.execute(
-            s.container.db,
-          );
+          const { rows } = await sql<{ n: number }>`select count(*)::int as n from graphile_worker.jobs
+            where task_identifier = 'test_hold'`.execute(s.container.db);
           return rows[0]?.n === 0;
         });
       }
