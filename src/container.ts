@@ -12,6 +12,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import { type Audit, type AuditType, auditCatalogue, createAudit } from './core/audit/events.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import { distinctPurposes } from './core/crypto/keys.ts';
 import './config.ts'; // registers the configuration's parts (bench and library callers load it through here)
 import type { Config } from './core/config/load.ts';
 import { type ChangeFeed, createChangeFeed } from './core/db/changes.ts';
@@ -34,7 +35,14 @@ import {
 } from './core/observability/metrics.ts';
 import { createSafeFetch, type Resolver, type SafeFetch, type SafeFetchOptions } from './core/safe-fetch.ts';
 import type { Database } from './database.ts';
-import { createDsync, DSYNC_AUDIT_TYPES, type Dsync, type DsyncOptions, dsyncMetrics } from './dsync/index.ts';
+import {
+  createDsync,
+  DSYNC_AUDIT_TYPES,
+  DSYNC_KEY_PURPOSES,
+  type Dsync,
+  type DsyncOptions,
+  dsyncMetrics,
+} from './dsync/index.ts';
 import { createOAuth2, OAUTH2_AUDIT_TYPES, type OAuth2, oauth2Metrics } from './oauth2/index.ts';
 import { type Tasks, taskRegistry } from './task-registry.ts';
 
@@ -205,6 +213,8 @@ export async function createContainer(o: ContainerOptions): Promise<Container> {
     : createChangeFeed({ url, log, direct: dsn.kind === 'memory', listen });
   // The faces' metric families join the process's registry (once; a second container finds them there).
   registerMetrics(oauth2Metrics, dsyncMetrics);
+  // The domains' own key purposes: no two share a label (nor one of the core's, domainKeyPurpose).
+  distinctPurposes(Object.values(DSYNC_KEY_PURPOSES));
   configureMetrics({ enabled: config.metrics.enabled });
   // The job gauges read graphile-worker's tables in the queue database (always PostgreSQL).
   const unobserve = [observePool(handle.pool), observeJobs(queue.pool)];

@@ -63,6 +63,7 @@ export function createDsync(core: DsyncDeps, opts: DsyncOptions = {}): Dsync {
 
 export { DSYNC_AUDIT_TYPES } from './audit.ts';
 export { DSYNC_CONFIG } from './config.ts';
+export { DSYNC_KEY_PURPOSES } from './keys.ts';
 export { dsyncMetrics } from './metrics.ts';
 /** Jackson's health route (`GET /api/health`), which the server registers on both listeners. */
 /** The admin API family of the v1 API (`gatehouse:admin:dsync`). */

@@ -16,7 +16,7 @@ import type { FailedAuthTarget } from '../core/http/auth-failures.ts';
 import type { ErrorFamilies } from '../core/http/errors.ts';
 import type { HealthDeps } from '../core/http/health.ts';
 import { bearerToken } from '../core/http/params.ts';
-import type { DeclaredRoute, Guard, Registrar, RouteTable } from '../core/http/routes.ts';
+import type { DeclaredRoute, Guard, JsonMediaType, Registrar, RouteTable } from '../core/http/routes.ts';
 import { setActor } from '../core/observability/scope.ts';
 import { type GoogleRouteOptions, googleAdminRoutes, googlePublicRoutes } from './cloud/google/handlers.ts';
 import type { GoogleService } from './cloud/google/service.ts';
@@ -40,6 +40,9 @@ import type { UsersService } from './users/service.ts';
 import { authToken } from './v1-handlers.ts';
 
 export const V1_PREFIX = '/api/v1/dsync';
+
+/** SCIM request bodies (RFC 7644 §3.1, §8.1): `application/scim+json`, or `application/json`. */
+const SCIM_JSON: JsonMediaType = { media: 'application/scim+json', label: 'SCIM JSON' };
 
 /**
  * The admin API family of the v1 API (`gatehouse:admin:dsync`), registered by the composition root:
@@ -185,7 +188,7 @@ export function publicRoutes(
   scimRoutes(
     table.group({
       access: 'scim-bearer',
-      body: ['scim'],
+      body: [SCIM_JSON],
       bodyLimit: 'scim',
       failedAuth: scimFailedAuthTarget,
       tag: 'dsync',

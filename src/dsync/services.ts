@@ -21,6 +21,7 @@ import { createRetryService } from './events/retry.ts';
 import type { DeliveryPolicy } from './events/service.ts';
 import { createGroupsService } from './groups/service.ts';
 import { createHealthService } from './health.ts';
+import { DSYNC_KEY_PURPOSES } from './keys.ts';
 import { createScimActivity } from './scim/activity.ts';
 import { SCIM_PREFIX } from './scim/handlers.ts';
 import { createScimService } from './scim/service.ts';
@@ -59,7 +60,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     audit: core.audit,
     changes: core.changes,
     clock: core.clock,
-    ring: keyRing(core.config.secrets.system, 'dsync'),
+    ring: keyRing(core.config.secrets.system, DSYNC_KEY_PURPOSES.secrets),
     externalUrl,
     scimPath: (opts.scimPath ?? SCIM_PREFIX).replace(/\/$/, ''),
     googleAuthorizePath: g.authorize_path,
@@ -95,7 +96,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
   const setupLinks = createSetupLinksService({
     db: core.db,
     clock: core.clock,
-    ring: keyRing(core.config.secrets.system, 'dsync'),
+    ring: keyRing(core.config.secrets.system, DSYNC_KEY_PURPOSES.secrets),
     directories,
     externalUrl,
     pageLimit,
@@ -153,7 +154,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
       redirectUri: `${externalUrl}${g.callback_path}`,
       authorizeUrl: `${externalUrl}${g.authorize_path}`,
       links: createAuthorizationLinks({
-        ring: keyRing(core.config.secrets.system, 'dsync_link'),
+        ring: keyRing(core.config.secrets.system, DSYNC_KEY_PURPOSES.links),
         clock: core.clock,
         ttlMs: g.authorization_link_ttl,
       }),

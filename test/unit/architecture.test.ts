@@ -329,8 +329,7 @@ describe('no import circles', () => {
 /**
  * A domain's name as a word of code: of an identifier (`dsyncTasks`, `OAuth2Config`), a key or a
  * name in a string without spaces (`'oauth2.client.created'`, `gatehouse_scim_operations_total`), or
- * of the file's path. Comments and prose (strings with spaces: messages, descriptions) do not count,
- * nor the media type `application/scim+json`.
+ * of the file's path. Comments and prose (strings with spaces: messages, descriptions) do not count.
  */
 function domainWordsIn(file: string, text: string): string[] {
   const code = blank(text, { strings: 'prose' });
@@ -340,19 +339,14 @@ function domainWordsIn(file: string, text: string): string[] {
       const before = source[m.index - 1] ?? '';
       const after = source[m.index + m[0].length] ?? '';
       const startsWord = !/[A-Za-z]/.test(before) || (/[a-z0-9]/.test(before) && /[A-Z]/.test(m[0][0] as string));
-      if (startsWord && !/[a-z]/.test(after) && !/^scim\+json/i.test(source.slice(m.index))) words.push(m[0]);
+      if (startsWord && !/[a-z]/.test(after)) words.push(m[0]);
     }
   }
   return words;
 }
 
-/** Core files that still name a domain, each with why it waits. */
-const CORE_NAMING_A_DOMAIN: Record<string, string> = {
-  'src/core/http/routes.ts':
-    'the body type `scim` is the media type application/scim+json (RFC 7644 §8.1) that the body parser reads; the route table of docs/security.md names it',
-  'src/core/crypto/keys.ts':
-    'the HKDF purposes `dsync` and `dsync_link` label keys derived from secrets.system: renaming one would make sealed data unreadable, and one list keeps the labels distinct',
-};
+/** Core files that still name a domain, each with why it waits (none: the domains declare their own names). */
+const CORE_NAMING_A_DOMAIN: Record<string, string> = {};
 
 describe('the core names no domain', () => {
   const core = sourceFiles('src/core');
@@ -379,7 +373,7 @@ describe('the core names no domain', () => {
     expect(domainWordsIn('src/core/jackson.ts', 'export {};')).toEqual(['jackson']);
     expect(domainWordsIn('src/core/x.ts', '/** SCIM bodies: the dsync domain. */\nconst x = 1; // oauth2')).toEqual([]);
     expect(domainWordsIn('src/core/x.ts', "throw new Error('no SCIM secret');")).toEqual([]);
-    expect(domainWordsIn('src/core/x.ts', "const types = ['application/scim+json'];")).toEqual([]);
+    expect(domainWordsIn('src/core/x.ts', "const types = ['application/scim+json'];")).toEqual(['scim']);
     expect(domainWordsIn('src/core/x.ts', 'import { chmodSync } from "node:fs";')).toEqual([]);
   });
 });

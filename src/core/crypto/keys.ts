@@ -5,18 +5,56 @@
  */
 import { createHash, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
 
-export type KeyPurpose =
+/** The purposes of the keys the core hands out by name (the HKDF label is `gatehouse:<purpose>`). */
+export type CorePurpose =
   | 'flow' // login/consent/logout challenges and verifiers (JWE)
   | 'cookie' // session and CSRF cookies (JWE)
   | 'jwk' // private JSON Web Keys at rest
   | 'session' // session data at rest (claims)
   | 'pagination' // page tokens
-  | 'dsync' // directory-sync secrets at rest (cloud tokens, webhook secrets)
   | 'state' // signed OAuth state parameters (cloud directory authorization)
-  | 'dsync_link' // signed authorization links (starting a cloud directory authorization)
   | 'client-secret' // keyed hashes of generated OAuth 2.0 client secrets
   | 'console' // the operator console's session and sign-in cookies (JWE) and its client secret
   | 'setup_page'; // the CSRF tokens of a setup link's page
+
+const CORE_PURPOSES: readonly CorePurpose[] = [
+  'flow',
+  'cookie',
+  'jwk',
+  'session',
+  'pagination',
+  'state',
+  'client-secret',
+  'console',
+  'setup_page',
+];
+
+declare const domainPurpose: unique symbol;
+/** A purpose a domain declares for its own keys (`domainKeyPurpose`), beside the core's. */
+export type DomainPurpose = string & { readonly [domainPurpose]: true };
+
+export type KeyPurpose = CorePurpose | DomainPurpose;
+
+/**
+ * Declares a domain's key purpose. Its label must differ from every purpose the core hands out,
+ * or two uses would share one key; the domains' purposes are checked against each other where the
+ * composition root gathers them (`distinctPurposes`).
+ */
+export function domainKeyPurpose(label: string): DomainPurpose {
+  if (!/^[a-z][a-z0-9_-]*$/.test(label)) throw new Error(`key purpose '${label}': lower-case letters, digits, _ and -`);
+  if ((CORE_PURPOSES as readonly string[]).includes(label))
+    throw new Error(`key purpose '${label}' is one of the core's: its key would serve two uses`);
+  return label as DomainPurpose;
+}
+
+/** Throws when two of the domains' key purposes have one label. */
+export function distinctPurposes(purposes: readonly DomainPurpose[]): void {
+  const seen = new Set<string>();
+  for (const p of purposes) {
+    if (seen.has(p)) throw new Error(`key purpose '${p}' is declared twice: its key would serve two uses`);
+    seen.add(p);
+  }
+}
 
 export interface DerivedKey {
   id: string;

@@ -24,12 +24,10 @@ import { AppError, HERODOT } from '../errors.ts';
 import type { FailedAuthTarget } from './auth-failures.ts';
 import { plainError } from './errors.ts';
 
-/** Request body types a route may take; each is a set of media types. */
+/** Request body types a route may take by name; each is a set of media types. */
 export const BODY_TYPES = {
   /** JSON (`application/json`). */
   json: ['application/json'],
-  /** SCIM (RFC 7644 §3.1): `application/scim+json` or `application/json`. */
-  scim: ['application/scim+json', 'application/json'],
   /** JSON Merge Patch (RFC 7396). */
   'merge-patch': ['application/merge-patch+json'],
   /** JSON Patch (RFC 6902). */
@@ -38,10 +36,24 @@ export const BODY_TYPES = {
   form: ['application/x-www-form-urlencoded'],
 } as const satisfies Record<string, readonly string[]>;
 
-export type BodyType = keyof typeof BODY_TYPES;
+/**
+ * A JSON body under a media type of its own, with the `+json` structured syntax suffix (RFC 6839
+ * §3.1), declared by the domain whose routes take it; such a route takes `application/json` too.
+ * `label` names it in the route table of docs/security.md.
+ */
+export interface JsonMediaType {
+  readonly media: `application/${string}+json`;
+  readonly label: string;
+}
+
+export type BodyType = keyof typeof BODY_TYPES | JsonMediaType;
 
 /** The JSON family: a body of one of these may be sent without `Content-Type` by a non-browser caller. */
-const JSON_BODIES: ReadonlySet<BodyType> = new Set(['json', 'scim', 'merge-patch', 'json-patch']);
+const JSON_BODIES: ReadonlySet<BodyType> = new Set(['json', 'merge-patch', 'json-patch']);
+const isJson = (t: BodyType) => typeof t === 'object' || JSON_BODIES.has(t);
+const mediaOf = (t: BodyType): readonly string[] =>
+  typeof t === 'object' ? [t.media, 'application/json'] : BODY_TYPES[t];
+const MEDIA_TYPE = /^application\/[a-z0-9][a-z0-9!#$&^_.-]*\+json$/;
 
 /** Media types a browser may send across origins without a preflight (Fetch standard, CORS-safelisted). */
 const SIMPLE_TYPES = ['application/x-www-form-urlencoded', 'multipart/form-data', 'text/plain'];
@@ -279,7 +291,7 @@ function compose(fns: readonly Middleware[]): Middleware {
 }
 
 function unsupported(ctx: Context, accepted: readonly BodyType[]): AppError {
-  const types = [...new Set(accepted.flatMap((t) => BODY_TYPES[t]))];
+  const types = [...new Set(accepted.flatMap(mediaOf))];
   const description = types.length
     ? `The request body must be ${types.join(' or ')}.`
     : 'This endpoint takes no request body of this type.';
@@ -303,9 +315,9 @@ const hasBody = (ctx: Context) =>
  */
 function bodyStep(route: DeclaredRoute, limit: number | string): Middleware {
   const accepted = route.policy.body ?? [];
-  const json = accepted.filter((t) => JSON_BODIES.has(t)).flatMap((t) => BODY_TYPES[t]);
+  const json = accepted.filter(isJson).flatMap(mediaOf);
   const form = accepted.includes('form');
-  const mediaTypes = [...new Set(accepted.flatMap((t) => BODY_TYPES[t]))];
+  const mediaTypes = [...new Set(accepted.flatMap(mediaOf))];
   const parse = accepted.length
     ? koaBody({
         json: json.length > 0,
@@ -366,7 +378,9 @@ export function listenerRoutes(routes: readonly DeclaredRoute[], o: ListenerOpti
     if (typeof access !== 'string' || !access) throw new Error(`${where}: no access policy`);
     const guard = access === 'public' ? undefined : o.guards[access];
     if (access !== 'public' && !guard) throw new Error(`${where}: no guard for access '${access}'`);
-    for (const t of body) if (!Object.hasOwn(BODY_TYPES, t)) throw new Error(`${where}: unknown body type '${t}'`);
+    for (const t of body)
+      if (typeof t === 'object' ? !MEDIA_TYPE.test(t.media) : !Object.hasOwn(BODY_TYPES, t))
+        throw new Error(`${where}: unknown body type '${typeof t === 'object' ? t.media : t}'`);
     const limit = o.bodyLimits[bodyLimit];
     if (limit === undefined) throw new Error(`${where}: unknown body limit '${bodyLimit}'`);
     if ((route.policy.failedAuth || guard?.failedAuth) && !o.failedAuth) {
@@ -433,9 +447,8 @@ export function listenerRoutes(routes: readonly DeclaredRoute[], o: ListenerOpti
 
 // ---- the route-policy table of docs/security.md ----------------------------------------------------
 
-const MEDIA_LABEL: Record<BodyType, string> = {
+const MEDIA_LABEL: Record<keyof typeof BODY_TYPES, string> = {
   json: 'JSON',
-  scim: 'SCIM JSON',
   'merge-patch': 'JSON Merge Patch',
   'json-patch': 'JSON Patch',
   form: 'form',
@@ -454,7 +467,10 @@ export function routePolicyMarkdown(
       entry.listeners.add(name);
       access.set(a, entry);
       const reads = r.method !== 'get' && r.method !== 'delete';
-      const body = (reads ? (r.policy.body ?? []) : []).map((t) => MEDIA_LABEL[t]).join(', ') || '—';
+      const body =
+        (reads ? (r.policy.body ?? []) : [])
+          .map((t) => (typeof t === 'object' ? t.label : MEDIA_LABEL[t]))
+          .join(', ') || '—';
       const extra = [
         r.policy.family ? `family \`${r.policy.family}\`` : '',
         r.policy.cors === 'per-client' ? 'client CORS' : '',

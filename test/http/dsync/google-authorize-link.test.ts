@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sealJson } from '../../../src/core/crypto/jwe.ts';
 import { keyRing } from '../../../src/core/crypto/keys.ts';
+import { DSYNC_KEY_PURPOSES } from '../../../src/dsync/keys.ts';
 import { TEST_SECRET, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { type FakeGoogle, googleConfig, googleUser, startFakeGoogle } from '../../helpers/fake-google.ts';
@@ -54,7 +55,7 @@ describe('the authorize route needs an authorization link', () => {
     const linkA = new URL((await mint(a.id)).body.data.url);
     const token = linkA.searchParams.get('token') as string;
     const expired = await sealJson(
-      keyRing([TEST_SECRET], 'dsync_link'),
+      keyRing([TEST_SECRET], DSYNC_KEY_PURPOSES.links),
       'dsync_google_link',
       { d: a.id },
       1000,
