@@ -235,6 +235,48 @@ describe('DPoP (RFC 9449)', () => {
     expect(String(again.body.error_description)).toMatch(/jti/);
   });
 
+  it('a proof sent many times at once, among fresh ones: one token for it, and no row for its copies', async () => {
+    const machine = await createClient(t, { grant_types: ['client_credentials'], scope: 'read' });
+    const key = await newKey();
+    const replayed = await proof(key, { htu: tokenUrl });
+    // More requests than token statements run at once: the copies and the fresh proofs share statements.
+    const proofs = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 4 === 1 ? replayed : proof(key, { htu: tokenUrl }))),
+    );
+    const replies = await Promise.all(
+      proofs.map((p) => token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: p }, machine)),
+    );
+    const copies = replies.filter((_, i) => i % 4 === 1);
+    const fresh = replies.filter((_, i) => i % 4 !== 1);
+    expect(fresh.map((r) => r.status)).toEqual(fresh.map(() => 200));
+    expect(copies.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of copies.filter((c) => c.status !== 200)) {
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('invalid_dpop_proof');
+      expect(String(r.body.error_description)).toMatch(/jti/);
+    }
+    const { rows } = await t.container.pool.query(
+      'select count(*)::int as n from oauth2_access_tokens where client_id = $1',
+      [machine.client_id],
+    );
+    expect(rows[0].n).toBe(fresh.length + 1);
+    // Every token answered is stored and bound to the key.
+    for (const r of replies.filter((x) => x.status === 200))
+      expect(await introspect(String(r.body.access_token))).toMatchObject({ active: true, cnf: { jkt: key.jkt } });
+  });
+
+  it('a proof of a refused token request is spent all the same', async () => {
+    const key = await newKey();
+    const p = await proof(key, { htu: tokenUrl });
+    const refused = await token({ grant_type: 'client_credentials', scope: 'not-allowed' }, { dpop: p });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_scope');
+    const again = await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: p });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('invalid_dpop_proof');
+    expect(String(again.body.error_description)).toMatch(/jti/);
+  });
+
   it('userinfo: a bound token needs the DPoP scheme and a proof of its key; openid-client does it', async () => {
     const config = await discoverAs(t, client);
     const key = await newKey();
