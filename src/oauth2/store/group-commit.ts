@@ -3,14 +3,20 @@
  * go to PostgreSQL together, as one multi-row statement — one round trip and one commit (one WAL
  * flush) for all of them. Every caller is answered only once its own row is committed.
  *
- * A row is sent at once while fewer than `MAX_IN_FLIGHT` writes are under way (an idle server adds
- * no wait); otherwise it waits for the next free slot, with the rows that queued meanwhile (at most
- * `MAX_ROWS` per statement). Should a batch fail, each of its rows is written on its own, so that
- * every request gets its own answer (and only a row that fails by itself fails its request).
+ * A row is sent at once while no write is under way (an idle server adds no wait); otherwise it
+ * waits for that write to finish and goes with the rows that queued meanwhile (at most `MAX_ROWS`
+ * per statement) — unless `FULL_BATCH` rows are waiting already: those go at once, up to
+ * `MAX_IN_FLIGHT` writes under way. A statement's fixed cost (a round trip, parsing and planning,
+ * the commit's WAL flush) is most of what it costs PostgreSQL for a few rows, so under load fewer,
+ * larger statements cost less CPU per row on both sides, while a slow write holds back at most
+ * one batch. Should a batch fail, each of its rows is written on its own, so that every request
+ * gets its own answer (and only a row that fails by itself fails its request).
  */
 
 /** Statements under way at once per writer and process (a part of `db.pool.max`, which other work shares). */
 const MAX_IN_FLIGHT = 4;
+/** Rows waiting that go without waiting for the write under way (see above). */
+const FULL_BATCH = 32;
 /** Rows per statement (parameters per statement stay far below PostgreSQL's 65,535). */
 const MAX_ROWS = 200;
 
@@ -44,7 +50,10 @@ export class GroupCommit<Row, Result> {
   }
 
   private pump(): void {
-    while (this.inFlight < MAX_IN_FLIGHT && this.queue.length) {
+    while (
+      this.queue.length &&
+      (this.inFlight === 0 || (this.inFlight < MAX_IN_FLIGHT && this.queue.length >= FULL_BATCH))
+    ) {
       const batch = this.queue.splice(0, MAX_ROWS);
       this.inFlight++;
       void this.write(batch).finally(() => {
