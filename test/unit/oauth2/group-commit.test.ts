@@ -1,11 +1,12 @@
 /**
  * When the group commit (src/oauth2/store/group-commit.ts) sends its statements: a lone row at
  * once, rows arriving during a write together after it, a full batch without waiting (up to the
- * bound of writes under way), and a failed batch row by row. The writes are held open by hand, so
+ * bound of writes under way), rows behind a write that does not finish after the wait bound, and
+ * a failed batch row by row. The writes are held open by hand, so
  * every step is seen; the database side of the same writer is tested in
  * test/http/oauth2/introspection-cache.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GroupCommit } from '../../../src/oauth2/store/group-commit.ts';
 
 /** A writer whose statements wait until released; it records the rows of each. */
@@ -51,6 +52,26 @@ describe('group commit', () => {
     await drain();
     expect(statements.map((s) => s.length)).toEqual([1, 32, 32, 32, 32]);
     expect((await Promise.all(all)).length).toBe(129);
+  });
+
+  describe('behind a write that does not finish', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('sends the rows waiting after 20 ms, beside it', async () => {
+      vi.useFakeTimers();
+      const { writer, statements, drain } = heldWriter();
+      const all = [1, 2, 3].map((r) => writer.submit(r));
+      expect(statements).toEqual([[1]]);
+      vi.advanceTimersByTime(19);
+      expect(statements).toEqual([[1]]);
+      vi.advanceTimersByTime(1);
+      expect(statements).toEqual([[1], [2, 3]]);
+      vi.useRealTimers();
+      await drain();
+      expect(await Promise.all(all)).toEqual([10, 20, 30]);
+    });
   });
 
   it('writes the rows of a failed batch one by one, each answered on its own', async () => {
