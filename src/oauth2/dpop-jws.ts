@@ -1,6 +1,6 @@
 /**
  * The JWS of a DPoP proof (RFC 9449 §4.2, §4.3 steps 2–7; RFC 7515 compact serialization), checked
- * with node:crypto, synchronously. The checks are those jose's `jwtVerify` made with the header's
+ * with node:crypto. The checks are those jose's `jwtVerify` made with the header's
  * key (`EmbeddedJWK`), which this replaces on the token endpoint's hot path:
  *
  * - the header: a JSON object, `typ` `dpop+jwt`, an `alg` of the allowed ones, a public `jwk` of
@@ -14,8 +14,8 @@
  * A client sends the same header with every proof (its key does not change), so what the header
  * yields — the algorithm, the imported key, its RFC 7638 thumbprint — is kept per header as sent:
  * parsing the header, importing its key and hashing the thumbprint are done once, every signature
- * is verified. An ECDSA signature is verified in DER, which node:crypto takes for about two thirds
- * of the CPU of the IEEE P1363 form it converts itself.
+ * is verified. An ECDSA signature is handed over in DER: node:crypto's own conversion of the IEEE
+ * P1363 form costs about a third of the verification, on the event loop's thread.
  */
 import { constants, createHash, createPublicKey, type KeyObject, verify } from 'node:crypto';
 import { keepNewest } from '../core/bounded.ts';
@@ -161,15 +161,28 @@ function derSignature(sig: Buffer, half: number): Buffer | undefined {
   return Buffer.concat([head, r, s]);
 }
 
-function signatureHolds(header: ProofHeader, input: Buffer, signature: Buffer): boolean {
+/**
+ * Whether the signature holds, verified on libuv's thread pool (node:crypto's callback form): the
+ * event loop only hands the job over (with a DER signature, about a tenth of the verification's
+ * CPU), where WebCrypto and the synchronous form keep half of it or all on the event loop's thread.
+ */
+function signatureHolds(header: ProofHeader, input: Buffer, signature: Buffer): Promise<boolean> {
   const { spec, key } = header;
-  if (spec.half !== undefined) {
-    const der = derSignature(signature, spec.half);
-    return der !== undefined && verify(spec.hash, input, key, der);
-  }
-  if (spec.pss !== undefined)
-    return verify(spec.hash, input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: spec.pss }, signature);
-  return verify(spec.hash, input, key, signature);
+  return new Promise((resolve) => {
+    const done = (e: Error | null, ok: boolean) => resolve(!e && ok);
+    try {
+      if (spec.half !== undefined) {
+        const der = derSignature(signature, spec.half);
+        if (!der) resolve(false);
+        else verify(spec.hash, input, key, der, done);
+      } else if (spec.pss !== undefined) {
+        const pss = { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: spec.pss };
+        verify(spec.hash, input, pss, signature, done);
+      } else verify(spec.hash, input, key, signature, done);
+    } catch {
+      resolve(false);
+    }
+  });
 }
 
 /** The proof checker of a process: headers kept (see above), the allowed algorithms. */
@@ -180,7 +193,7 @@ export function createProofJws(algs: readonly string[]) {
      * The claims of a proof whose header and signature hold, with its header; throws ProofRefused.
      * `nowSeconds`: for `nbf` and `exp`.
      */
-    verify(proof: string, nowSeconds: number): { header: ProofHeader; claims: Record<string, unknown> } {
+    async verify(proof: string, nowSeconds: number): Promise<{ header: ProofHeader; claims: Record<string, unknown> }> {
       const first = proof.indexOf('.');
       const second = proof.indexOf('.', first + 1);
       if (first < 0 || second < 0 || proof.indexOf('.', second + 1) >= 0)
@@ -193,7 +206,7 @@ export function createProofJws(algs: readonly string[]) {
       if (!header) header = checkHeader(h, algs);
       keepNewest(headers, h, header, HEADERS_KEPT);
       if (!BASE64URL.test(p) || !BASE64URL.test(s)) throw unverified();
-      if (!signatureHolds(header, Buffer.from(proof.slice(0, second), 'latin1'), Buffer.from(s, 'base64url')))
+      if (!(await signatureHolds(header, Buffer.from(proof.slice(0, second), 'latin1'), Buffer.from(s, 'base64url'))))
         throw unverified();
       let claims: unknown;
       try {

@@ -134,7 +134,7 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
     let claims: Record<string, unknown>;
     let jkt: string;
     try {
-      const verified = jws.verify(proof, Math.floor(now / 1000));
+      const verified = await jws.verify(proof, Math.floor(now / 1000));
       claims = verified.claims;
       jkt = verified.header.jkt;
     } catch (e) {
