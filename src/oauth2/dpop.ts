@@ -6,34 +6,41 @@
  * (`cnf.jkt`, RFC 7638) and is good only with a fresh proof of the same key.
  *
  * Checks (§4.3): one header; `typ` `dpop+jwt`; an allowed asymmetric `alg`; a public `jwk`; the
- * signature; `htm`, `htu` (scheme and host case-insensitive, default ports and query ignored);
- * `iat` within `oauth2.dpop.proof_lifetime` (and 5 s of skew); `ath`; the server nonce when
- * `oauth2.dpop.use_nonce`. Each `jti` is used once per key across processes: its hash is recorded
- * (`oauth2_jti_blacklist`) until the proof could no longer be accepted anyway.
+ * signature (these in dpop-jws.ts); `htm`, `htu` (scheme and host case-insensitive, default ports
+ * and query ignored); `iat` within `oauth2.dpop.proof_lifetime` (and 5 s of skew); `ath`; the server nonce when
+ * `oauth2.dpop.use_nonce`. Each `jti` is used once per key across processes (§11.1): its hash is
+ * recorded (`oauth2_jti_blacklist`) until the proof could no longer be accepted anyway; `verify`
+ * records it before it returns, `verifyUnspent` leaves that to its caller (the token endpoint
+ * writes it in the statement that stores the token issued on the proof).
  * Server nonces (§8) are an HMAC of the current 5-minute window under the system secret: every
  * process computes the same, nothing is stored, and the previous window's stays valid.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, type JWK, jwtVerify } from 'jose';
 import { keepNewest } from '../core/bounded.ts';
 import type { Clock } from '../core/clock.ts';
 import type { AppError } from '../core/errors.ts';
 import type { OAuth2Config } from './deps.ts';
+import { createProofJws, ProofRefused } from './dpop-jws.ts';
 import { oauth2Error } from './oauth-errors.ts';
 import { insertJtiGrouped } from './store/token-batch.ts';
+import type { JtiRow } from './store/tokens.ts';
 import type { Db } from './tables.ts';
 
 const SKEW_MS = 5_000;
 const NONCE_WINDOW_MS = 5 * 60_000;
-/** Members of a private (or symmetric) JWK: a proof's key must be public. */
-type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
-/** Keys of DPoP proofs kept imported (see keyOf). */
-const KEYS_KEPT = 1_000;
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+/** `htu` values kept normalised (the endpoint's own URLs, and what clients send), up to a length. */
+const URLS_KEPT = 1_000;
+const URL_KEPT_CHARS = 2_048;
 
 export interface VerifiedProof {
   /** The key's RFC 7638 thumbprint (SHA-256, base64url). */
   jkt: string;
+}
+
+/** A proof whose checks passed, its `jti` not recorded yet: nothing may be answered on it until it is. */
+export interface UnspentProof extends VerifiedProof {
+  /** The record of its jti: the hash (per key), until when it is kept, and the time of the check. */
+  jti: JtiRow;
 }
 
 export interface ProofCheck {
@@ -58,6 +65,18 @@ function normalizeHtu(raw: string): string | undefined {
   }
 }
 
+/** normalizeHtu, kept per URL: a client sends the same `htu` with every proof, and the endpoint's are few. */
+function normalizedHtus() {
+  const kept = new Map<string, string | undefined>();
+  return (raw: string): string | undefined => {
+    if (raw.length > URL_KEPT_CHARS) return normalizeHtu(raw);
+    const known = kept.get(raw);
+    const n = known !== undefined || kept.has(raw) ? known : normalizeHtu(raw);
+    keepNewest(kept, raw, n, URLS_KEPT);
+    return n;
+  };
+}
+
 export interface Dpop {
   enabled: boolean;
   /** The current server nonce, when nonces are required. */
@@ -67,7 +86,18 @@ export interface Dpop {
    * `invalid_dpop_proof`, or `use_dpop_nonce` with the `DPoP-Nonce` header to retry with.
    */
   verify(header: string | undefined, check: ProofCheck): Promise<VerifiedProof | undefined>;
+  /**
+   * As `verify`, without recording the proof's `jti`: the caller records it (`spend`, or with
+   * what it writes) before it answers anything issued on the proof.
+   */
+  verifyUnspent(header: string | undefined, check: ProofCheck): Promise<UnspentProof | undefined>;
+  /** Records the `jti` of a proof of `verifyUnspent`: `invalid_dpop_proof` when it was used already. */
+  spend(proof: UnspentProof): Promise<VerifiedProof>;
 }
+
+/** The answer to a proof whose `jti` was used already. */
+export const replayedProof = (): AppError =>
+  oauth2Error('invalid_dpop_proof', { hint: "The DPoP proof's 'jti' was used already." });
 
 export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): Dpop {
   const cfg = d.config.oauth2.dpop;
@@ -78,23 +108,8 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
   const window = () => Math.floor(d.clock.now().getTime() / NONCE_WINDOW_MS);
   const invalid = (hint: string): AppError => oauth2Error('invalid_dpop_proof', { hint });
 
-  // A client proves the same key in request after request: its imported key and its thumbprint are
-  // kept, by the header's key as sent and the algorithm, for the next proof (importing a JWK and
-  // hashing its thumbprint cost about a third of a proof's check). Bounded; the oldest goes first.
-  const keys = new Map<string, Promise<{ key: ImportedKey; jkt: string }>>();
-  function keyOf(jwk: JWK, alg: string): Promise<{ key: ImportedKey; jkt: string }> {
-    const id = `${alg}\n${JSON.stringify(jwk)}`;
-    let k = keys.get(id);
-    if (!k) {
-      k = Promise.all([importJWK({ ...jwk, ext: true }, alg), calculateJwkThumbprint(jwk, 'sha256')]).then(
-        ([key, jkt]) => ({ key, jkt }),
-      );
-      // A key that does not import is not kept.
-      k.catch(() => keys.delete(id));
-    }
-    keepNewest(keys, id, k, KEYS_KEPT);
-    return k;
-  }
+  const jws = createProofJws(cfg.signing_algs);
+  const htuOf = normalizedHtus();
 
   async function checkNonce(given: unknown): Promise<void> {
     const w = window();
@@ -105,61 +120,54 @@ export function createDpop(d: { config: OAuth2Config; clock: Clock; db: Db }): D
     });
   }
 
+  async function spend(proof: UnspentProof): Promise<VerifiedProof> {
+    const { signature, expiresAt, now } = proof.jti;
+    if (!(await insertJtiGrouped(d.db, signature, expiresAt, now))) throw replayedProof();
+    return { jkt: proof.jkt };
+  }
+
+  async function verifyUnspent(header: string | undefined, check: ProofCheck): Promise<UnspentProof | undefined> {
+    if (header === undefined || !cfg.enabled) return undefined;
+    const proof = header.trim();
+    if (!proof || proof.includes(',')) throw invalid('The request must carry exactly one DPoP proof.');
+    const now = d.clock.now().getTime();
+    let claims: Record<string, unknown>;
+    let jkt: string;
+    try {
+      const verified = await jws.verify(proof, Math.floor(now / 1000));
+      claims = verified.claims;
+      jkt = verified.header.jkt;
+    } catch (e) {
+      if (e instanceof ProofRefused) throw invalid(e.message);
+      throw e;
+    }
+    const { jti, htm, htu, iat, ath } = claims;
+    if (typeof jti !== 'string' || !jti || jti.length > 256) throw invalid("The DPoP proof needs a 'jti'.");
+    if (htm !== check.htm) throw invalid(`The DPoP proof's 'htm' must be '${check.htm}'.`);
+    const target = typeof htu === 'string' ? htuOf(htu) : undefined;
+    if (!target || !check.htu.some((u) => htuOf(u) === target))
+      throw invalid("The DPoP proof's 'htu' is not the URL of this request.");
+    if (typeof iat !== 'number' || iat * 1000 > now + SKEW_MS || iat * 1000 < now - cfg.proof_lifetime - SKEW_MS)
+      throw invalid("The DPoP proof's 'iat' is too far from the server's time.");
+    if (check.accessToken !== undefined) {
+      if (ath !== tokenHash(check.accessToken))
+        throw invalid("The DPoP proof's 'ath' is not the hash of the access token presented.");
+    }
+    if (cfg.use_nonce) await checkNonce(claims.nonce);
+    const key = createHash('sha256').update(`dpop\n${jkt}\n${jti}`).digest('hex');
+    const until = new Date(iat * 1000 + cfg.proof_lifetime + 2 * SKEW_MS);
+    return { jkt, jti: { signature: key, expiresAt: until, now: new Date(now) } };
+  }
+
   return {
     enabled: cfg.enabled,
     nonce: () => (cfg.enabled && cfg.use_nonce ? nonceAt(window()) : undefined),
     async verify(header, check) {
-      if (header === undefined || !cfg.enabled) return undefined;
-      const proof = header.trim();
-      if (!proof || proof.includes(',')) throw invalid('The request must carry exactly one DPoP proof.');
-      let alg: string | undefined;
-      let jwk: JWK | undefined;
-      try {
-        const h = decodeProtectedHeader(proof);
-        if (h.typ !== 'dpop+jwt') throw invalid("The DPoP proof's 'typ' must be 'dpop+jwt'.");
-        alg = h.alg;
-        jwk = h.jwk as JWK | undefined;
-      } catch (e) {
-        if ((e as AppError).code === 'invalid_dpop_proof') throw e;
-        throw invalid('The DPoP proof is not a JWT.');
-      }
-      if (!alg || !cfg.signing_algs.includes(alg)) {
-        throw invalid(`The DPoP proof's algorithm must be one of ${cfg.signing_algs.join(', ')}.`);
-      }
-      if (!jwk || typeof jwk !== 'object' || PRIVATE_MEMBERS.some((m) => m in jwk)) {
-        throw invalid("The DPoP proof's header must carry the public key ('jwk') that signed it.");
-      }
-      let claims: Record<string, unknown>;
-      let jkt: string;
-      try {
-        const k = await keyOf(jwk, alg);
-        // As jose's EmbeddedJWK: the header's key must be a public key.
-        if (k.key instanceof Uint8Array || k.key.type !== 'public') throw new Error('not a public key');
-        jkt = k.jkt;
-        ({ payload: claims } = await jwtVerify(proof, k.key, { algorithms: cfg.signing_algs, typ: 'dpop+jwt' }));
-      } catch {
-        throw invalid("The DPoP proof's signature does not verify with its key.");
-      }
-      const { jti, htm, htu, iat, ath } = claims;
-      if (typeof jti !== 'string' || !jti || jti.length > 256) throw invalid("The DPoP proof needs a 'jti'.");
-      if (htm !== check.htm) throw invalid(`The DPoP proof's 'htm' must be '${check.htm}'.`);
-      const target = typeof htu === 'string' ? normalizeHtu(htu) : undefined;
-      if (!target || !check.htu.some((u) => normalizeHtu(u) === target))
-        throw invalid("The DPoP proof's 'htu' is not the URL of this request.");
-      const now = d.clock.now().getTime();
-      if (typeof iat !== 'number' || iat * 1000 > now + SKEW_MS || iat * 1000 < now - cfg.proof_lifetime - SKEW_MS)
-        throw invalid("The DPoP proof's 'iat' is too far from the server's time.");
-      if (check.accessToken !== undefined) {
-        if (ath !== tokenHash(check.accessToken))
-          throw invalid("The DPoP proof's 'ath' is not the hash of the access token presented.");
-      }
-      if (cfg.use_nonce) await checkNonce(claims.nonce);
-      const key = createHash('sha256').update(`dpop\n${jkt}\n${jti}`).digest('hex');
-      const until = new Date(iat * 1000 + cfg.proof_lifetime + 2 * SKEW_MS);
-      if (!(await insertJtiGrouped(d.db, key, until, new Date(now))))
-        throw invalid("The DPoP proof's 'jti' was used already.");
-      return { jkt };
+      const proof = await verifyUnspent(header, check);
+      return proof && spend(proof);
     },
+    verifyUnspent,
+    spend,
   };
 }
 

@@ -3,14 +3,23 @@
  * go to PostgreSQL together, as one multi-row statement — one round trip and one commit (one WAL
  * flush) for all of them. Every caller is answered only once its own row is committed.
  *
- * A row is sent at once while fewer than `MAX_IN_FLIGHT` writes are under way (an idle server adds
- * no wait); otherwise it waits for the next free slot, with the rows that queued meanwhile (at most
- * `MAX_ROWS` per statement). Should a batch fail, each of its rows is written on its own, so that
- * every request gets its own answer (and only a row that fails by itself fails its request).
+ * A row is sent at once while no write is under way (an idle server adds no wait); otherwise it
+ * waits for the writes under way and goes with the rows that queued meanwhile (at most `MAX_ROWS`
+ * per statement) — or sooner, beside them (up to `MAX_IN_FLIGHT` writes under way), once
+ * `FULL_BATCH` rows wait or the first of them has waited `MAX_WAIT_MS`, so that a slow write holds
+ * the others back only that long. A statement's fixed cost (a round trip, parsing and planning,
+ * the commit's WAL flush) is most of what it costs PostgreSQL for a few rows: under load, fewer
+ * and larger statements cost less CPU per row on both sides. Should a batch fail, each of its rows
+ * is written on its own, so that every request gets its own answer (and only a row that fails by
+ * itself fails its request).
  */
 
 /** Statements under way at once per writer and process (a part of `db.pool.max`, which other work shares). */
 const MAX_IN_FLIGHT = 4;
+/** Rows waiting that go without waiting for the writes under way (see above). */
+const FULL_BATCH = 32;
+/** How long rows wait for the writes under way before they go beside them (see above). */
+const MAX_WAIT_MS = 20;
 /** Rows per statement (parameters per statement stay far below PostgreSQL's 65,535). */
 const MAX_ROWS = 200;
 
@@ -30,6 +39,8 @@ export interface GroupWrites<Row, Result> {
 export class GroupCommit<Row, Result> {
   private queue: Array<Waiting<Row, Result>> = [];
   private inFlight = 0;
+  /** The timer of the rows waiting (see above). */
+  private waiting: NodeJS.Timeout | undefined;
   private readonly writes: GroupWrites<Row, Result>;
 
   constructor(writes: GroupWrites<Row, Result>) {
@@ -43,14 +54,28 @@ export class GroupCommit<Row, Result> {
     });
   }
 
-  private pump(): void {
-    while (this.inFlight < MAX_IN_FLIGHT && this.queue.length) {
+  /** Sends what may go now (see above); `overdue`: rows have waited `MAX_WAIT_MS`. */
+  private pump(overdue = false): void {
+    while (
+      this.queue.length &&
+      (this.inFlight === 0 || (this.inFlight < MAX_IN_FLIGHT && (overdue || this.queue.length >= FULL_BATCH)))
+    ) {
       const batch = this.queue.splice(0, MAX_ROWS);
       this.inFlight++;
       void this.write(batch).finally(() => {
         this.inFlight--;
         this.pump();
       });
+    }
+    if (!this.queue.length) {
+      clearTimeout(this.waiting);
+      this.waiting = undefined;
+    } else if (!this.waiting) {
+      this.waiting = setTimeout(() => {
+        this.waiting = undefined;
+        this.pump(true);
+      }, MAX_WAIT_MS);
+      this.waiting.unref();
     }
   }
 

@@ -1,7 +1,8 @@
 /**
  * Rows the token endpoint writes outside a transaction, grouped with those of concurrent requests
- * (group-commit.ts): lone access-token rows (the machine grants without audit rows), and the `jti`s
- * of DPoP proofs and client assertions that must be used once.
+ * (group-commit.ts): lone access-token rows (the machine grants without audit rows), the `jti`s
+ * of DPoP proofs and client assertions that must be used once, and lone access-token rows together
+ * with the `jti` of the DPoP proof they were issued on.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../tables.ts';
@@ -9,6 +10,7 @@ import { perHandle } from './group-commit.ts';
 import {
   insertAccessToken,
   insertAccessTokens,
+  insertAccessTokensWithJtis,
   insertJti,
   insertJtis,
   type JtiRow,
@@ -46,4 +48,18 @@ export function insertJtiGrouped(
   now: Date,
 ): Promise<boolean> {
   return jtis(db).submit({ signature, expiresAt, now });
+}
+
+const tokensWithJtis = perHandle((db: Kysely<Database>) => ({
+  one: async (row: { token: Row; jti: JtiRow }) => (await insertAccessTokensWithJtis(db, [row]))[0] === true,
+  many: (rows: Array<{ token: Row; jti: JtiRow }>) => insertAccessTokensWithJtis(db, rows),
+}));
+
+/**
+ * Records `jti` and writes the access-token row issued on it, in one statement grouped with
+ * concurrent ones (see insertAccessTokensWithJtis); false when the jti is already known and
+ * unexpired, and then no row was written.
+ */
+export function insertAccessTokenWithJtiGrouped(db: Kysely<Database>, token: Row, jti: JtiRow): Promise<boolean> {
+  return tokensWithJtis(db).submit({ token, jti });
 }

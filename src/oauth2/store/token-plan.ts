@@ -7,18 +7,22 @@
  *   a spent code or device request with its token rows is one statement of data-modifying CTEs
  *   (`spendIssuing`), atomic without a transaction;
  * - **group commit** for a lone access-token row (machine grants without audit rows): written
- *   together with those of concurrent requests (token-batch.ts);
+ *   together with those of concurrent requests (token-batch.ts); with the `jti` of the DPoP proof
+ *   it was issued on, when the caller left that to the store: the jti and the row in one statement,
+ *   the row only if the jti was new;
  * - **a transaction** otherwise: audit rows commit with the tokens, and a refresh-token rotation
  *   locks the presented token's row (READ COMMITTED, `FOR UPDATE`), re-judges it, rotates it and
  *   stores the new pair, so parallel refreshes of one token queue on that row.
  *
- * Audit is a dependency (`Audit`): whether it writes rows decides the strategy per call.
+ * Audit is a dependency (`Audit`): whether it writes rows decides the strategy per call. A proof's
+ * `jti` handed to `persistPlan` is recorded before anything else is written, or with the lone row:
+ * a plan whose jti was used already writes nothing (`replayed`).
  */
 import type { Audit, AuditEvent } from '../../core/audit/events.ts';
 import type { Clock } from '../../core/clock.ts';
 import { isRetryableTxError, withTx } from '../../core/db/tx.ts';
 import type { Db, Executor } from '../tables.ts';
-import { insertAccessTokenGrouped } from './token-batch.ts';
+import { insertAccessTokenGrouped, insertAccessTokenWithJtiGrouped, insertJtiGrouped } from './token-batch.ts';
 import {
   deactivateRefreshTokensOfRequest,
   deleteAccessToken,
@@ -30,6 +34,7 @@ import {
   type AccessRecord,
   deleteTokensOfRequests,
   insertTokens,
+  type JtiRow,
   type NewRefreshRecord,
   type OneTime,
   type RefreshRecord,
@@ -64,9 +69,10 @@ export interface TokenPlan {
 /**
  * `stored`, or why not: `spent` (the code or device request was used), `gone` (the refresh token
  * was deleted meanwhile), `reused` (the locked refresh token was no longer usable: its grant is
- * revoked), `contended` (the rotation still met serialization failures after withTx's retries).
+ * revoked), `contended` (the rotation still met serialization failures after withTx's retries),
+ * `replayed` (the proof's `jti` given with the plan was used already; nothing was written).
  */
-export type PlanOutcome = 'stored' | 'spent' | 'gone' | 'reused' | 'contended';
+export type PlanOutcome = 'stored' | 'spent' | 'gone' | 'reused' | 'contended' | 'replayed';
 
 export interface PlanDeps {
   audit: Audit;
@@ -135,11 +141,22 @@ async function rotate(db: Db, plan: TokenPlan, r: Rotation, d: PlanDeps): Promis
   }
 }
 
-/** Stores a plan (see above for the strategies). Nothing is written unless it answers `stored`. */
-export async function persistPlan(db: Db, plan: TokenPlan, d: PlanDeps): Promise<PlanOutcome> {
+/**
+ * Stores a plan (see above for the strategies). Nothing is written unless it answers `stored`.
+ * `jti`: a proof's jti that must be used once (RFC 9449 §11.1), recorded here — in one statement
+ * with a lone access-token row, else before anything else (and kept whatever follows); `replayed`
+ * when it was used already, and then nothing is written.
+ */
+export async function persistPlan(db: Db, plan: TokenPlan, d: PlanDeps, jti?: JtiRow): Promise<PlanOutcome> {
   const { spend, rows, events } = plan;
-  if (spend.kind === 'refresh') return rotate(db, plan, spend, d);
   const auditRows = d.audit.recordsRows() ? events.length : 0;
+  if (jti && spend.kind === 'none' && rows.access && !rows.refresh && !auditRows) {
+    if (!(await insertAccessTokenWithJtiGrouped(db, rows.access, jti))) return 'replayed';
+    await record(db, events, d.audit);
+    return 'stored';
+  }
+  if (jti && !(await insertJtiGrouped(db, jti.signature, jti.expiresAt, jti.now))) return 'replayed';
+  if (spend.kind === 'refresh') return rotate(db, plan, spend, d);
   const tokenWrites = spend.kind === 'none' && !rows.access && !rows.refresh ? 0 : 1;
   if (tokenWrites + auditRows > 1) {
     // withTx retries the whole body on a serialization failure (CockroachDB reports them far more often).

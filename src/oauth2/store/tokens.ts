@@ -306,6 +306,53 @@ export async function insertJtis(db: Executor, rows: readonly JtiRow[]): Promise
   return rows.map((r, i) => first.get(r.signature) === i && recorded.has(r.signature));
 }
 
+/**
+ * Access-token rows, each issued on a proof whose `jti` must be used once (a DPoP proof, RFC 9449
+ * §11.1), in ONE statement: the jtis are recorded as `insertJtis` records them, and a token row is
+ * inserted only with a jti this statement recorded; true for the rows stored. A refused jti (known
+ * and unexpired, or a later copy of one in `rows`) leaves no token row, and both kinds of row
+ * commit together or not at all. The columns go as one array each (`unnest`), so the statement's
+ * text and its parameters are the same for one row as for two hundred.
+ */
+export async function insertAccessTokensWithJtis(
+  db: Executor,
+  rows: ReadonlyArray<{ token: AccessRecord; jti: JtiRow }>,
+): Promise<boolean[]> {
+  const first = new Map<string, number>();
+  rows.forEach((r, i) => {
+    if (!first.has(r.jti.signature)) first.set(r.jti.signature, i);
+  });
+  const unique = [...first.values()].map((i) => rows[i] as { token: AccessRecord; jti: JtiRow });
+  let now = Number.POSITIVE_INFINITY;
+  for (const r of rows) now = Math.min(now, r.jti.now.getTime());
+  const col = <T>(f: (t: AccessRecord) => T) => unique.map((r) => f(r.token));
+  const { rows: recorded } = await sql<{ signature: string }>`with j as (
+    insert into oauth2_jti_blacklist (nid, signature, expires_at)
+    select ${DEFAULT_NID}::uuid, s, e
+      from unnest(${unique.map((r) => r.jti.signature)}::text[], ${unique.map((r) => r.jti.expiresAt)}::timestamptz[]) as v(s, e)
+    on conflict (nid, signature) do update set expires_at = excluded.expires_at
+      where oauth2_jti_blacklist.expires_at < ${new Date(now)}
+    returning signature
+  ), a as (
+    insert into oauth2_access_tokens (nid, signature, request_id, client_id, subject, requested_scope,
+      granted_scope, requested_audience, granted_audience, requested_at, expires_at, session_data)
+    select ${DEFAULT_NID}::uuid, v.signature, v.request_id, v.client_id, v.subject, v.requested_scope,
+      v.granted_scope, v.requested_audience, v.granted_audience, v.requested_at, v.expires_at, v.session_data
+      from unnest(${unique.map((r) => r.jti.signature)}::text[], ${col((t) => t.signature)}::text[],
+        ${col((t) => t.requestId)}::text[], ${col((t) => t.clientId)}::text[], ${col((t) => t.subject)}::text[],
+        ${col((t) => JSON.stringify(t.requestedScope))}::jsonb[], ${col((t) => JSON.stringify(t.grantedScope))}::jsonb[],
+        ${col((t) => JSON.stringify(t.requestedAudience))}::jsonb[],
+        ${col((t) => JSON.stringify(t.grantedAudience))}::jsonb[], ${col((t) => t.requestedAt)}::timestamptz[],
+        ${col((t) => t.expiresAt)}::timestamptz[], ${col((t) => t.sessionData)}::text[])
+        as v(jti, signature, request_id, client_id, subject, requested_scope, granted_scope, requested_audience,
+          granted_audience, requested_at, expires_at, session_data)
+      where v.jti in (select signature from j)
+  )
+  select signature from j`.execute(db);
+  const stored = new Set(recorded.map((r) => r.signature));
+  return rows.map((r, i) => first.get(r.jti.signature) === i && stored.has(r.jti.signature));
+}
+
 /** True while a `jti` (by its hash) is recorded and unexpired. */
 export async function isJtiKnown(db: Executor, signature: string, now: Date): Promise<boolean> {
   const r = await db

@@ -4,7 +4,7 @@
  * public clients, `dpop_jkt` binding the code, and server nonces; openid-client v6's DPoP handle as
  * the client, and hand-made proofs for every refusal.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign as nodeSign, randomUUID } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   decodeJwt,
@@ -201,6 +201,83 @@ describe('DPoP (RFC 9449)', () => {
     }
   });
 
+  it('accepts a proof of every allowed algorithm, and not one whose signature was altered', async () => {
+    for (const alg of ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512', 'EdDSA']) {
+      const pair = await generateKeyPair(alg, { extractable: true });
+      const jwk = await exportJWK(pair.publicKey);
+      const sign = (jti: string) =>
+        new SignJWT({ jti, htm: 'POST', htu: tokenUrl, iat: Math.floor(Date.now() / 1000) })
+          .setProtectedHeader({ alg, typ: 'dpop+jwt', jwk })
+          .sign(pair.privateKey);
+      const r = await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: await sign(randomUUID()) });
+      expect(r.status, alg).toBe(200);
+      expect(await introspect(String(r.body.access_token)), alg).toMatchObject({
+        cnf: { jkt: await calculateJwkThumbprint(jwk, 'sha256') },
+      });
+      // The same header again (its key kept), a signature one bit off.
+      const good = await sign(randomUUID());
+      const sig = Buffer.from(good.split('.')[2] as string, 'base64url');
+      sig[sig.length >> 1] = (sig[sig.length >> 1] as number) ^ 1;
+      const bad = `${good.slice(0, good.lastIndexOf('.'))}.${sig.toString('base64url')}`;
+      const refused = await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: bad });
+      expect(refused.status, alg).toBe(400);
+      expect(refused.body.error, alg).toBe('invalid_dpop_proof');
+    }
+  });
+
+  it("refuses proofs jose's jwtVerify refused: weak or mismatched keys, extensions, expiry, malformed signatures", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = () => ({ jti: randomUUID(), htm: 'POST', htu: tokenUrl, iat: now });
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    /** A compact JWS made by hand: `sign` turns the signing input into the signature segment's bytes. */
+    const jws = (header: Record<string, unknown>, payload: unknown, sign: (input: Buffer) => Buffer) => {
+      const input = `${b64(header)}.${b64(payload)}`;
+      return `${input}.${sign(Buffer.from(input)).toString('base64url')}`;
+    };
+    const ec = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve });
+    const p256 = ec('P-256');
+    const p256jwk = p256.publicKey.export({ format: 'jwk' });
+    const es256 = (input: Buffer) => nodeSign('sha256', input, { key: p256.privateKey, dsaEncoding: 'ieee-p1363' });
+    const header = { alg: 'ES256', typ: 'dpop+jwt', jwk: p256jwk };
+    // The control: the hand-made proof is accepted.
+    const ok = await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: jws(header, claims(), es256) });
+    expect(ok.status).toBe(200);
+    const rsa1024 = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const p384 = ec('P-384');
+    const cases: Array<[string, string]> = [
+      [
+        'RSA key of 1,024 bits',
+        jws({ alg: 'RS256', typ: 'dpop+jwt', jwk: rsa1024.publicKey.export({ format: 'jwk' }) }, claims(), (i) =>
+          nodeSign('sha256', i, rsa1024.privateKey),
+        ),
+      ],
+      [
+        'P-384 key for ES256',
+        jws({ alg: 'ES256', typ: 'dpop+jwt', jwk: p384.publicKey.export({ format: 'jwk' }) }, claims(), (i) =>
+          nodeSign('sha256', i, { key: p384.privateKey, dsaEncoding: 'ieee-p1363' }),
+        ),
+      ],
+      ['DER signature', jws(header, claims(), (i) => nodeSign('sha256', i, p256.privateKey))],
+      ['signature cut short', jws(header, claims(), (i) => es256(i).subarray(0, 63))],
+      ['unknown critical extension', jws({ ...header, crit: ['exp'], exp: 1 }, claims(), es256)],
+      ['unencoded payload (b64 false)', jws({ ...header, crit: ['b64'], b64: false }, claims(), es256)],
+      ['key only to sign', jws({ ...header, jwk: { ...p256jwk, key_ops: ['sign'] } }, claims(), es256)],
+      ['expired (exp)', jws(header, { ...claims(), exp: now - 10 }, es256)],
+      ['not yet valid (nbf)', jws(header, { ...claims(), nbf: now + 60 }, es256)],
+      ['payload not an object', jws(header, ['jti'], es256)],
+      ['header not an object', `${Buffer.from('[1]').toString('base64url')}.${b64(claims())}.AAAA`],
+      ['three parts, one empty', `${b64(header)}..${es256(Buffer.from('x')).toString('base64url')}`],
+    ];
+    for (const [what, p] of cases) {
+      const r = await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: p });
+      expect(r.status, what).toBe(400);
+      expect(r.body.error, what).toBe('invalid_dpop_proof');
+    }
+    // A critical b64 set to true changes nothing (RFC 7797 §3).
+    const b64True = jws({ ...header, crit: ['b64'], b64: true }, claims(), es256);
+    expect((await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: b64True })).status).toBe(200);
+  });
+
   it('dpop_bound_access_tokens: the client must send a proof with every token request (RFC 9449 §5.2)', async () => {
     const strict = await createClient(t, {
       grant_types: ['client_credentials'],
@@ -230,6 +307,48 @@ describe('DPoP (RFC 9449)', () => {
     const p = await proof(key, { htu: tokenUrl });
     expect((await token({ grant_type: 'client_credentials' }, { dpop: p })).status).toBe(200);
     const again = await token({ grant_type: 'client_credentials' }, { dpop: p });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('invalid_dpop_proof');
+    expect(String(again.body.error_description)).toMatch(/jti/);
+  });
+
+  it('a proof sent many times at once, among fresh ones: one token for it, and no row for its copies', async () => {
+    const machine = await createClient(t, { grant_types: ['client_credentials'], scope: 'read' });
+    const key = await newKey();
+    const replayed = await proof(key, { htu: tokenUrl });
+    // More requests than token statements run at once: the copies and the fresh proofs share statements.
+    const proofs = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 4 === 1 ? replayed : proof(key, { htu: tokenUrl }))),
+    );
+    const replies = await Promise.all(
+      proofs.map((p) => token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: p }, machine)),
+    );
+    const copies = replies.filter((_, i) => i % 4 === 1);
+    const fresh = replies.filter((_, i) => i % 4 !== 1);
+    expect(fresh.map((r) => r.status)).toEqual(fresh.map(() => 200));
+    expect(copies.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const r of copies.filter((c) => c.status !== 200)) {
+      expect(r.status).toBe(400);
+      expect(r.body.error).toBe('invalid_dpop_proof');
+      expect(String(r.body.error_description)).toMatch(/jti/);
+    }
+    const { rows } = await t.container.pool.query(
+      'select count(*)::int as n from oauth2_access_tokens where client_id = $1',
+      [machine.client_id],
+    );
+    expect(rows[0].n).toBe(fresh.length + 1);
+    // Every token answered is stored and bound to the key.
+    for (const r of replies.filter((x) => x.status === 200))
+      expect(await introspect(String(r.body.access_token))).toMatchObject({ active: true, cnf: { jkt: key.jkt } });
+  });
+
+  it('a proof of a refused token request is spent all the same', async () => {
+    const key = await newKey();
+    const p = await proof(key, { htu: tokenUrl });
+    const refused = await token({ grant_type: 'client_credentials', scope: 'not-allowed' }, { dpop: p });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_scope');
+    const again = await token({ grant_type: 'client_credentials', scope: 'read' }, { dpop: p });
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_dpop_proof');
     expect(String(again.body.error_description)).toMatch(/jti/);

@@ -1,13 +1,19 @@
 /**
  * Hot-path mechanisms of the token endpoint and introspection, through the HTTP API of two
  * processes on one database: access-token rows written together by concurrent requests (each
- * answered only once its own row is committed), and introspected access tokens kept briefly in
+ * answered only once its own row is committed), alone or with the jti of their DPoP proof (a row
+ * only for a jti recorded by the same statement), and introspected access tokens kept briefly in
  * memory — dropped at once when a token is revoked, in the same process or in another (the
  * trigger's `token` notification), and never kept beyond INTROSPECTION_CACHE_TTL_MS; clients
  * kept in memory, dropped at once by a change made through the same process.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertAccessTokenGrouped, insertJtiGrouped } from '../../../src/oauth2/store/token-batch.ts';
+import {
+  insertAccessTokenGrouped,
+  insertAccessTokenWithJtiGrouped,
+  insertJtiGrouped,
+} from '../../../src/oauth2/store/token-batch.ts';
+import { insertAccessTokensWithJtis } from '../../../src/oauth2/store/tokens.ts';
 import { INTROSPECTION_CACHE_TTL_MS } from '../../../src/oauth2/token/lookup.ts';
 import { eventually, startTestServer, type TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
@@ -117,6 +123,72 @@ describe('jtis recorded together (DPoP proofs, client assertions)', () => {
       "select count(*)::int as n from oauth2_jti_blacklist where signature like 'jti-%' and expires_at > now()",
     );
     expect(rows[0].n).toBe(29);
+  });
+});
+
+describe('access-token rows written with the jti of their DPoP proof', () => {
+  const now = new Date();
+  const later = new Date(now.getTime() + 60_000);
+  const token = (signature: string) => ({
+    signature,
+    requestId: `req-${signature}`,
+    clientId: machine.client_id,
+    subject: machine.client_id,
+    requestedScope: ['read'],
+    grantedScope: ['read'],
+    requestedAudience: [],
+    grantedAudience: ['https://api.example/"quoted"'],
+    requestedAt: now,
+    expiresAt: later,
+    sessionData: 'sealed,{"x":"\\"}',
+  });
+  const jti = (signature: string, expiresAt = later) => ({ signature, expiresAt, now });
+  const stored = async (like: string) =>
+    (
+      await a.container.pool.query<{ signature: string }>(
+        'select signature from oauth2_access_tokens where signature like $1 order by signature',
+        [like],
+      )
+    ).rows.map((r) => r.signature);
+
+  it('in one statement: a replayed jti beside a fresh one stores only the fresh one', async () => {
+    const db = a.container.db;
+    await insertJtiGrouped(db, 'pair-known', later, now);
+    await insertJtiGrouped(db, 'pair-expired', new Date(now.getTime() - 1_000), new Date(now.getTime() - 2_000));
+    const results = await insertAccessTokensWithJtis(db, [
+      { token: token('pair-t1'), jti: jti('pair-fresh') },
+      { token: token('pair-t2'), jti: jti('pair-fresh') },
+      { token: token('pair-t3'), jti: jti('pair-known') },
+      { token: token('pair-t4'), jti: jti('pair-expired') },
+    ]);
+    expect(results).toEqual([true, false, false, true]);
+    expect(await stored('pair-t%')).toEqual(['pair-t1', 'pair-t4']);
+    const { rows } = await a.container.pool.query(
+      'select requested_scope, granted_audience, session_data from oauth2_access_tokens where signature = $1',
+      ['pair-t1'],
+    );
+    expect(rows[0]).toEqual({
+      requested_scope: ['read'],
+      granted_audience: ['https://api.example/"quoted"'],
+      session_data: 'sealed,{"x":"\\"}',
+    });
+  });
+
+  it('grouped with concurrent ones: each jti stores one row, copies and known jtis none', async () => {
+    const db = a.container.db;
+    await insertJtiGrouped(db, 'group-known', later, now);
+    // More rows than writes run at once: later ones share statements, copies among them.
+    const jtis = Array.from({ length: 30 }, (_, i) =>
+      i === 4 ? 'group-known' : i === 9 || i === 21 || i === 22 ? 'group-thrice' : `group-${i}`,
+    );
+    const results = await Promise.all(
+      jtis.map((j, i) => insertAccessTokenWithJtiGrouped(db, token(`group-t${i}`), jti(j))),
+    );
+    expect(results.filter((r, i) => r && jtis[i] === 'group-thrice')).toHaveLength(1);
+    expect(results[4]).toBe(false);
+    expect(results.filter(Boolean)).toHaveLength(27);
+    const rows = await stored('group-t%');
+    expect(rows.sort()).toEqual(results.flatMap((r, i) => (r ? [`group-t${i}`] : [])).sort());
   });
 });
 

@@ -2,8 +2,9 @@
  * How the token endpoint stores what a grant plans (src/oauth2/store/token-plan.ts), statement by
  * statement, without and with audit rows:
  *
- * - without: a client_credentials token is one insert outside any transaction (group commit); a
- *   device grant's final poll spends the device request and inserts its tokens in one statement;
+ * - without: a client_credentials token is one insert outside any transaction (group commit), with
+ *   a DPoP proof one statement that records the proof's jti and inserts the token; a device
+ *   grant's final poll spends the device request and inserts its tokens in one statement;
  * - with: the audit row commits in one transaction with the tokens, and the spent code or device
  *   request and its tokens are still one statement inside it;
  * - a refresh rotation is one READ COMMITTED transaction either way, the new pair one insert.
@@ -12,6 +13,8 @@
  * what flow-statements.test.ts leaves out and the failed-authentication check. Each part starts its
  * own server: `audit.enabled` is set when a server is built.
  */
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/apps.ts';
@@ -103,6 +106,19 @@ async function approvedDeviceCode(t: TestServer, client: CreatedClient): Promise
   return auth.device_code;
 }
 
+/** A fresh DPoP proof (RFC 9449) for the token endpoint of `t`, of a new ES256 key. */
+async function dpopProof(t: TestServer): Promise<string> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return new SignJWT({
+    jti: randomUUID(),
+    htm: 'POST',
+    htu: `${t.publicUrl}/oauth2/token`,
+    iat: Math.floor(Date.now() / 1000),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(publicKey) })
+    .sign(privateKey);
+}
+
 /** The poll's own transaction (lock, poll time) and the read of the request, before any token write. */
 const POLL = [
   'begin',
@@ -133,6 +149,16 @@ describe('without audit rows', () => {
     const r = await statementsOf(() => tokenRequest(t, c.machine, { grant_type: 'client_credentials' }));
     expect(r.result.status).toBe(200);
     expect(shape(r.sql)).toEqual(['insert oauth2_access_tokens']);
+  });
+
+  it("stores a client_credentials token with its DPoP proof's jti in one statement", async () => {
+    const proof = await dpopProof(t);
+    const r = await statementsOf(() =>
+      tokenRequest(t, c.machine, { grant_type: 'client_credentials' }, { dpop: proof }),
+    );
+    expect(r.result.status).toBe(200);
+    expect(r.result.body.token_type).toBe('DPoP');
+    expect(shape(r.sql)).toEqual(['with oauth2_jti_blacklist,oauth2_access_tokens']);
   });
 
   it('spends a code or a device request and stores its tokens in one statement', async () => {
@@ -175,6 +201,21 @@ describe('with audit rows', () => {
     const r = await statementsOf(() => tokenRequest(t, c.machine, { grant_type: 'client_credentials' }));
     expect(r.result.status).toBe(200);
     expect(shape(r.sql)).toEqual(['begin', 'insert oauth2_access_tokens', 'insert audit_events', 'commit']);
+  });
+
+  it("records a DPoP proof's jti before the transaction of the client_credentials token", async () => {
+    const proof = await dpopProof(t);
+    const r = await statementsOf(() =>
+      tokenRequest(t, c.machine, { grant_type: 'client_credentials' }, { dpop: proof }),
+    );
+    expect(r.result.status).toBe(200);
+    expect(shape(r.sql)).toEqual([
+      'insert oauth2_jti_blacklist',
+      'begin',
+      'insert oauth2_access_tokens',
+      'insert audit_events',
+      'commit',
+    ]);
   });
 
   it('spends a code or a device request in one statement within the transaction of the audit row', async () => {

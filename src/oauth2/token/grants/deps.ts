@@ -33,8 +33,9 @@ export interface GrantDeps {
  * A grant's checks passed: the answer and the plan of its rows, which the token service stores
  * (store/token-plan.ts `persistPlan`). `refused` turns an outcome other than `stored` into the
  * error to answer (after what that outcome needs, e.g. revoking a replayed code's tokens); a plan
- * that spends nothing is always stored.
+ * that spends nothing is always stored, unless the DPoP proof it came with was replayed (which the
+ * token service answers).
  */
 export interface GrantPlan extends IssuedTokens {
-  refused?(outcome: Exclude<PlanOutcome, 'stored'>): Promise<Error>;
+  refused?(outcome: Exclude<PlanOutcome, 'stored' | 'replayed'>): Promise<Error>;
 }
