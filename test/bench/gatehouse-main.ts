@@ -2,10 +2,13 @@
  * One gatehouse for the benchmark, in a process of its own (`serve all` with its worker, as an
  * operator runs it), on a fresh database. Started by the runner with an IPC channel and the config
  * overrides in BENCH_OVERRIDES (JSON). Messages: it sends `{ type: 'ready', publicUrl, adminUrl, dsn }`;
- * it answers `{ type: 'stats' }` with its RSS and the number of SQL statements sent so far (every
- * `pg` client query, the worker's included), and `{ type: 'stop' }` by closing and dropping the database.
+ * it answers `{ type: 'stats' }` with its RSS, where its memory is (`memory`) and the number of SQL
+ * statements sent so far (every `pg` client query, the worker's included), `{ type: 'heap-snapshot' }`
+ * by writing one, and `{ type: 'stop' }` by closing and dropping the database. From the built
+ * package, the runner starts it as JavaScript (proc.ts, benchMain).
  */
 import { randomBytes } from 'node:crypto';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import pg from 'pg';
 
 // BENCH_BUILT=1: the compiled package (`npm run build`, what `gatehouse serve all` runs), else the sources.
@@ -76,15 +79,36 @@ const runner = await startWorker({
   taskList: await loadTaskList(container),
 });
 
+/** Where the memory is, MB: V8's heap (used, and reserved by space), memory outside it, the resident set. */
+function memory(): Record<string, number> {
+  const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
+  const u = process.memoryUsage();
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((x) => [x.space_name, x.space_size]));
+  return {
+    rss: mb(u.rss),
+    heapUsed: mb(u.heapUsed),
+    heapTotal: mb(u.heapTotal),
+    newSpace: mb(spaces.new_space ?? 0),
+    oldSpace: mb((spaces.old_space ?? 0) + (spaces.code_space ?? 0) + (spaces.large_object_space ?? 0)),
+    external: mb(u.external),
+    arrayBuffers: mb(u.arrayBuffers),
+  };
+}
+
 process.send?.({ type: 'ready', publicUrl: s.public?.url, adminUrl: s.admin?.url, dsn: u.toString() });
 process.on('message', async (m: { type?: string }) => {
   if (m?.type === 'stats')
     process.send?.({
       type: 'stats',
       rss: process.memoryUsage().rss,
+      memory: memory(),
       queries,
       statements: Object.fromEntries(statements),
     });
+  // BENCH_HEAP_SNAPSHOTS (see run.ts): a heap snapshot into the folder given, for diagnosis only (writing
+  // one makes the process's RSS grow by about the heap's size).
+  if (m?.type === 'heap-snapshot')
+    process.send?.({ type: 'heap-snapshot', file: writeHeapSnapshot((m as { file?: string }).file) });
   if (m?.type === 'stop') {
     setTimeout(() => process.exit(0), 10_000).unref();
     await s.close(1000);

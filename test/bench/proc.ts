@@ -1,7 +1,8 @@
 /** Child processes of the benchmark (gatehouse and the peers), each with an IPC channel for stats. */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
+import { dirname, join } from 'node:path';
 
 export interface Stats {
   rss: number;
@@ -9,6 +10,8 @@ export interface Stats {
   queries: number;
   /** The same by statement text. */
   statements: Record<string, number>;
+  /** gatehouse: where its memory is, MB (rss, heapUsed, heapTotal, newSpace, oldSpace, external, arrayBuffers). */
+  memory?: Record<string, number>;
 }
 
 export interface Proc {
@@ -20,6 +23,8 @@ export interface Proc {
   dsn: string;
   pid: number;
   stats(): Promise<Stats>;
+  /** gatehouse: writes a V8 heap snapshot to `file` (BENCH_HEAP_SNAPSHOTS) and resolves when it is written. */
+  heapSnapshot(file: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,27 +32,61 @@ const BENCH = import.meta.dirname;
 const PEERS = join(BENCH, 'peers');
 
 /**
- * The Node flags `gatehouse serve` runs with (bin/gatehouse.mjs adds its young-generation cap), or
- * BENCH_NODE_FLAGS (space-separated; empty for none) to compare.
+ * The Node flags `gatehouse serve` of the tree at `root` runs with (its bin/gatehouse.mjs adds them:
+ * `NODE_FLAGS`, or the older `SEMI_SPACE_MB`), or BENCH_NODE_FLAGS (space-separated; empty for none)
+ * to compare. A baseline (BENCH_BASELINE) runs with its own bin's flags.
  */
-function gatehouseFlags(): string[] {
+function gatehouseFlags(root: string): string[] {
   const own = process.env.BENCH_NODE_FLAGS;
   if (own !== undefined) return own.split(' ').filter(Boolean);
-  const mb = /const SEMI_SPACE_MB = (\d+);/.exec(readFileSync(join(BENCH, '../../bin/gatehouse.mjs'), 'utf8'))?.[1];
-  if (!mb) throw new Error('bin/gatehouse.mjs: SEMI_SPACE_MB not found');
+  const bin = readFileSync(join(root, 'bin/gatehouse.mjs'), 'utf8');
+  const list = /const NODE_FLAGS = \[([^\]]*)\]/.exec(bin)?.[1];
+  if (list !== undefined) return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1] as string);
+  const mb = /const SEMI_SPACE_MB = (\d+);/.exec(bin)?.[1];
+  if (!mb) throw new Error(`${root}/bin/gatehouse.mjs: neither NODE_FLAGS nor SEMI_SPACE_MB found`);
   return [`--max-semi-space-size=${mb}`];
 }
 
-async function start(kind: Proc['kind'], script: string, env: Record<string, string>): Promise<Proc> {
+/**
+ * The script a gatehouse process of the tree at `root` runs: its test/bench/gatehouse-main.ts, or,
+ * from the built package (BENCH_BUILT=1), the same with its types stripped into
+ * dist/bench/gatehouse-main.mjs (where its `../../dist/src` imports still resolve). A `.ts` entry
+ * makes Node load its type stripper, a WebAssembly module that kept about 18 MB of RSS in the
+ * process: memory `gatehouse serve` from the package never has, measured as if it were gatehouse's.
+ */
+function benchMain(root: string): string {
+  const ts = join(root, 'test/bench/gatehouse-main.ts');
+  if (process.env.BENCH_BUILT !== '1') return ts;
+  const js = join(root, 'dist/bench/gatehouse-main.mjs');
+  mkdirSync(dirname(js), { recursive: true });
+  writeFileSync(js, stripTypeScriptTypes(readFileSync(ts, 'utf8')));
+  return js;
+}
+
+/** BENCH_STDOUT_DIR: each gatehouse process's stdout into a file there (with BENCH_NODE_FLAGS='… --trace-gc'). */
+let stdoutFiles = 0;
+const gatehouseStdout = () => {
+  const dir = process.env.BENCH_STDOUT_DIR;
+  if (!dir) return 'ignore';
+  mkdirSync(dir, { recursive: true });
+  return openSync(join(dir, `gatehouse-${process.pid}-${++stdoutFiles}.out`), 'w');
+};
+
+async function start(
+  kind: Proc['kind'],
+  script: string,
+  env: Record<string, string>,
+  root = join(BENCH, '../..'),
+): Promise<Proc> {
   // BENCH_CPU_PROF=<dir>: each process writes a V8 CPU profile there when it stops (see docs/performance.md).
   const prof = process.env.BENCH_CPU_PROF;
   const child: ChildProcess = fork(script, [], {
     execArgv: [
       ...(prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : []),
-      ...(kind === 'gatehouse' ? gatehouseFlags() : []),
+      ...(kind === 'gatehouse' ? gatehouseFlags(root) : []),
     ],
     env: { ...process.env, NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', kind === 'gatehouse' ? gatehouseStdout() : 'ignore', 'pipe', 'ipc'],
   });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => {
@@ -71,10 +110,25 @@ async function start(kind: Proc['kind'], script: string, env: Record<string, str
         const on = (m: Stats & { type: string }) => {
           if (m.type !== 'stats') return;
           child.off('message', on);
-          resolve({ rss: m.rss, queries: m.queries, statements: m.statements ?? {} });
+          resolve({
+            rss: m.rss,
+            queries: m.queries,
+            statements: m.statements ?? {},
+            ...(m.memory ? { memory: m.memory } : {}),
+          });
         };
         child.on('message', on);
         child.send({ type: 'stats' });
+      }),
+    heapSnapshot: (file) =>
+      new Promise((resolve) => {
+        const on = (m: { type: string }) => {
+          if (m.type !== 'heap-snapshot') return;
+          child.off('message', on);
+          resolve();
+        };
+        child.on('message', on);
+        child.send({ type: 'heap-snapshot', file });
       }),
     stop: () =>
       new Promise<void>((resolve) => {
@@ -87,11 +141,17 @@ async function start(kind: Proc['kind'], script: string, env: Record<string, str
 }
 
 /** A gatehouse of this checkout, or of another tree (`root`: the baseline of BENCH_BASELINE) run by its own bench main. */
-export function startGatehouse(databaseUrl: string, overrides: Record<string, unknown>, root?: string): Promise<Proc> {
-  return start('gatehouse', root ? join(root, 'test/bench/gatehouse-main.ts') : join(BENCH, 'gatehouse-main.ts'), {
-    BENCH_DATABASE_URL: databaseUrl,
-    BENCH_OVERRIDES: JSON.stringify(overrides),
-  });
+export function startGatehouse(
+  databaseUrl: string,
+  overrides: Record<string, unknown>,
+  root = join(BENCH, '../..'),
+): Promise<Proc> {
+  return start(
+    'gatehouse',
+    benchMain(root),
+    { BENCH_DATABASE_URL: databaseUrl, BENCH_OVERRIDES: JSON.stringify(overrides) },
+    root,
+  );
 }
 
 /** Installs the peers (pinned in test/bench/peers/package.json) into test/bench/peers/node_modules once. */

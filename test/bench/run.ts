@@ -13,6 +13,9 @@
  *   BENCH_RATE=200 npm run bench -- webhook   # paced: 200 requests/s in all instead of flat out
  *   BENCH_BASELINE=main~5 npm run bench       # gatehouse beside itself at another commit, not the peers
  *   BENCH_EXCLUDE='full database,growth' npm run bench   # leaves out scenarios whose name has one of the words
+ *   BENCH_PEERS=0 npm run bench          # gatehouse alone, no peer (its memory after each scenario is listed)
+ *   BENCH_HEAP_SNAPSHOTS=<dir>           # a V8 heap snapshot of gatehouse at its start and after each scenario
+ *   BENCH_NODE_FLAGS='--max-semi-space-size=16 --trace-gc' BENCH_STDOUT_DIR=<dir>   # other V8 flags, its stdout kept
  * gatehouse runs from the compiled package (`npm run build` first), the smoke run from the sources.
  */
 import { execFileSync } from 'node:child_process';
@@ -36,6 +39,10 @@ const WARMUP_SECONDS = SMOKE ? 0 : Math.min(2, SECONDS);
 const OUT = process.env.BENCH_OUT ?? 'bench-results.json';
 /** Requests per second over all connections (latency at a given load rather than at saturation). */
 const RATE = Number(process.env.BENCH_RATE ?? 0);
+/** BENCH_PEERS=0: gatehouse alone (no peer is installed or started), e.g. to look at its memory. */
+const PEERS = process.env.BENCH_PEERS !== '0';
+/** BENCH_HEAP_SNAPSHOTS=<dir>: a V8 heap snapshot of each gatehouse process after each scenario (diagnosis only). */
+const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
 
 const cleanups: Array<() => Promise<void>> = [];
 const loadAtStart = loadavg()[0] as number;
@@ -64,6 +71,8 @@ interface Run {
   errors: number;
   non2xx: number;
   rssMb: number;
+  /** gatehouse: where its memory was after the load, MB (see gatehouse-main.ts). */
+  memory?: Record<string, number>;
   sqlPerRequest: number | undefined;
   /** CPU per request, ms: the side's process, and the PostgreSQL backends of its database. */
   cpuMs: { process: number; database: number } | undefined;
@@ -155,6 +164,7 @@ function runOf(
     errors: m.errors,
     non2xx: m.non2xx,
     rssMb: Math.round(after.rss / 1048576),
+    ...(after.memory ? { memory: after.memory } : {}),
     sqlPerRequest: p.kind === 'oidc-provider' || !total ? undefined : (after.queries - before.queries) / total,
     cpuMs: total ? { process: cpu.processMs / total, database: cpu.databaseMs / total } : undefined,
     statements: Object.fromEntries(
@@ -248,6 +258,7 @@ const gatehouseFor = async (s: Scenario) => {
   if (!p) {
     p = await startGatehouse(databaseUrl as string, s.overrides ?? {});
     gatehouses.set(key, p);
+    if (SNAPSHOTS) await p.heapSnapshot(join(SNAPSHOTS, `00-gatehouse-${p.pid}-started.heapsnapshot`));
   }
   return p;
 };
@@ -303,7 +314,7 @@ try {
     if (baselineSide) {
       const bp = await baselineFor(s);
       sides.push({ who: 'baseline', p: bp, side: baselineSide, reqs: await baselineSide.setup(bp) });
-    } else if (s.peer && !SMOKE && !baselineRoot) {
+    } else if (s.peer && PEERS && !SMOKE && !baselineRoot) {
       const pp = await peerFor(s.peer.kind);
       sides.push({ who: s.peer.kind, p: pp, side: s.peer.side, reqs: await s.peer.side.setup(pp) });
     }
@@ -316,7 +327,7 @@ try {
     }
     const row: Row = { scenario: s.name, connections: conns, gatehouse: [], ratios: [], reports: {} };
     if (baselineSide) row.peer = { kind: 'baseline', runs: [] };
-    else if (s.peer && !SMOKE && !baselineRoot) row.peer = { kind: s.peer.kind, runs: [] };
+    else if (s.peer && PEERS && !SMOKE && !baselineRoot) row.peer = { kind: s.peer.kind, runs: [] };
     const rounds = s.rounds ?? ROUNDS;
     for (let round = 1; round <= rounds; round++) {
       // Alternate which side goes first, so neither always runs on the warmer (or busier) machine.
@@ -341,6 +352,8 @@ try {
     const g = row.gatehouse;
     if (g.some((r) => r.errors || r.non2xx) || !g.some((r) => r.requests > 0)) failed = true;
     rows.push(row);
+    if (SNAPSHOTS)
+      await gh.heapSnapshot(join(SNAPSHOTS, `${String(i).padStart(2, '0')}-gatehouse-${gh.pid}.heapsnapshot`));
     // A process no later scenario runs on gives its connections back now: kept to the end, the
     // smoke run held about 60 PostgreSQL connections at once, enough beside a test suite on the
     // same server to exhaust max_connections (100 by default) and turn a set-up request into a 503.
@@ -409,6 +422,20 @@ for (const r of rows) {
     for (const [k, v] of Object.entries(st)) lines.push(`    ${v.toFixed(2)}  ${k}`);
   }
 }
+lines.push('', 'Memory of each gatehouse process after the last round of a scenario, MB (in the order they ran):');
+lines.push('', '| scenario | side | RSS | heap used | heap total | new space | old space | external | array buffers |');
+lines.push('|---|---|---|---|---|---|---|---|---|');
+for (const r of rows)
+  for (const [who, runs] of [
+    ['gatehouse', r.gatehouse],
+    [r.peer?.kind ?? '', r.peer?.runs ?? []],
+  ] as const) {
+    const m = runs.at(-1)?.memory;
+    if (m)
+      lines.push(
+        `| ${r.scenario} | ${who} | ${m.rss} | ${m.heapUsed} | ${m.heapTotal} | ${m.newSpace} | ${m.oldSpace} | ${m.external} | ${m.arrayBuffers} |`,
+      );
+  }
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(
   OUT,

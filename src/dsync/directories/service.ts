@@ -19,7 +19,6 @@ import type { Db, Executor } from '../tables.ts';
 import {
   type Directory,
   type DirectoryRecord,
-  type DirectoryType,
   isDirectoryType,
   isScimType,
   isUuid,
@@ -28,6 +27,7 @@ import {
   type Scope,
 } from '../types.ts';
 import { createDirectorySchema, describeIssue, type UpdateDirectoryInput, updateDirectorySchema } from './schemas.ts';
+import { directoryOf, type SecretField } from './stored.ts';
 
 export interface DirectoriesOptions {
   db: Db;
@@ -53,9 +53,6 @@ export interface DirectoriesOptions {
 /** Directory rows kept in memory per process for SCIM requests (the oldest go first). */
 const DIRECTORY_CACHE_SIZE = 10_000;
 
-const SECRET_FIELDS = ['webhook_secret', 'scim_secret', 'google_access_token', 'google_refresh_token'] as const;
-type SecretField = (typeof SECRET_FIELDS)[number];
-
 const missing = () => dsyncError(400, 'Missing required parameters.');
 /** Chosen groups once each, compared case-insensitively (emails are). */
 const dedupe = (groups: string[]) => [...new Map(groups.map((g) => [g.toLowerCase(), g])).values()];
@@ -71,47 +68,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
   const sealField = (id: string, field: SecretField, v: string) => (v ? seal(o.ring, v, `dsync:${id}:${field}`) : '');
   const openField = (id: string, field: SecretField, v: string) => (v ? open(o.ring, v, `dsync:${id}:${field}`) : '');
 
-  /**
-   * A sealed field opened on first read (then kept): a SCIM request opens the SCIM secret only, a
-   * delivery the webhook secret only, and nothing but a Google sync opens the Google tokens.
-   */
-  function lazyField<T extends object>(target: T, key: string, id: string, field: SecretField, sealed: string): T {
-    Object.defineProperty(target, key, {
-      enumerable: true,
-      configurable: true,
-      get() {
-        const v = openField(id, field, sealed);
-        Object.defineProperty(target, key, { value: v, writable: true, enumerable: true, configurable: true });
-        return v;
-      },
-      set(v: string) {
-        Object.defineProperty(target, key, { value: v, writable: true, enumerable: true, configurable: true });
-      },
-    });
-    return target;
-  }
-
-  function fromRow(r: store.DirectoryRow): Directory {
-    const d = {
-      id: r.id,
-      name: r.name,
-      tenant: r.tenant,
-      product: r.product,
-      type: (isDirectoryType(r.type) ? r.type : 'generic-scim-v2') as DirectoryType,
-      logWebhookEvents: r.log_webhook_events,
-      deactivated: r.deactivated,
-      webhook: lazyField({ endpoint: r.webhook_endpoint }, 'secret', r.id, 'webhook_secret', r.webhook_secret),
-      scim: lazyField({ path: r.scim_path }, 'secret', r.id, 'scim_secret', r.scim_secret),
-      googleDomain: r.google_domain,
-      googleCustomerId: r.google_customer_id,
-      googleAccessTokenExpiresAt: r.google_access_token_expires_at,
-      googleGroups: r.google_groups ?? [],
-      createdAt: r.created_at,
-    };
-    lazyField(d, 'googleAccessToken', r.id, 'google_access_token', r.google_access_token);
-    lazyField(d, 'googleRefreshToken', r.id, 'google_refresh_token', r.google_refresh_token);
-    return d as unknown as Directory;
-  }
+  const fromRow = (r: store.DirectoryRow): Directory => directoryOf(r, openField);
 
   /** Jackson's record with the fields computed on read. */
   function record(d: Directory): DirectoryRecord {
@@ -128,7 +85,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
       product: d.product,
       type: d.type,
       log_webhook_events: d.logWebhookEvents,
-      webhook: { ...d.webhook },
+      webhook: { endpoint: d.webhook.endpoint, secret: d.webhook.secret },
       scim,
       ...(d.type === 'google'
         ? {
@@ -253,7 +210,7 @@ export function createDirectoriesService(o: DirectoriesOptions) {
     const p = parsed.data;
     const current = await load(id);
     if (!current) throw notFound();
-    const webhook = { ...current.webhook };
+    const webhook = { endpoint: current.webhook.endpoint, secret: current.webhook.secret };
     if (p.webhook) Object.assign(webhook, { endpoint: p.webhook.endpoint ?? '', secret: p.webhook.secret ?? '' });
     if ('webhook_url' in p) webhook.endpoint = p.webhook_url || '';
     if ('webhook_secret' in p) webhook.secret = p.webhook_secret || '';

@@ -151,7 +151,7 @@ export interface ListQuery {
  * give; Jackson's groups, and gatehouse's, answer that).
  */
 export async function listUsers(db: Executor, directory: Directory, q: ListQuery) {
-  const { users: page, total } = await users.listUsers(
+  const { resources: page, total } = await users.listUserResources(
     db,
     { directoryId: directory.id },
     { filter: q.filter, offset: q.startIndex - 1, limit: q.count, withTotal: true },
@@ -163,7 +163,7 @@ export async function listUsers(db: Executor, directory: Directory, q: ListQuery
       startIndex: q.startIndex,
       totalResults: total,
       itemsPerPage: q.asked,
-      Resources: page.map((u) => (isObject(u.raw) ? u.raw : {})),
+      Resources: page.map((raw) => (isObject(raw) ? raw : {})),
     },
   };
 }

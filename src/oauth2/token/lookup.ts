@@ -5,7 +5,7 @@
  */
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import type { Kysely } from 'kysely';
-import { keepNewest } from '../../core/bounded.ts';
+import { Recent } from '../../core/bounded.ts';
 import type { Clock } from '../../core/clock.ts';
 import { verifyOpaqueToken } from '../../core/crypto/hmac.ts';
 import type { ChangeFeed } from '../../core/db/changes.ts';
@@ -54,24 +54,28 @@ export function createTokenLookup(d: LookupDeps) {
    * unknown token is looked up every time), only while the change feed is live, and each for at
    * most INTROSPECTION_CACHE_TTL_MS. Deleting access tokens — in this process (counted before the
    * statement runs) or in any other (the `token` notification of a trigger, sql/0220) — drops them
-   * all. Expiry and scope are checked on every use, as for a row just read.
+   * all. Expiry and scope are checked on every use, as for a row just read. Rows older than that
+   * are dropped as others are kept: they are of no use, and without traffic of new tokens they were
+   * held until 10,000 newer ones pushed them out.
    */
-  const known = new Map<string, { version: number; at: number; row: TokenRecord }>();
+  const known = new Recent<string, { version: number; row: TokenRecord }>({
+    max: INTROSPECTION_CACHE_SIZE,
+    ttlMs: INTROSPECTION_CACHE_TTL_MS,
+  });
   const versionNow = (feed: ChangeFeed) => feed.version('token');
 
   async function findAccessCached(sig: string): Promise<TokenRecord | undefined> {
     const feed = d.changes;
     if (!feed?.live()) return findAccessToken(d.db, sig);
     const version = versionNow(feed);
-    const now = Date.now();
+    const readAt = Date.now();
     const k = known.get(sig);
-    if (k && k.version === version && now - k.at < INTROSPECTION_CACHE_TTL_MS) return k.row;
+    if (k && k.version === version) return k.row;
     const row = await findAccessToken(d.db, sig);
     known.delete(sig);
-    // Kept only when nothing was deleted while the row was read (else it may be gone already).
-    if (row && versionNow(feed) === version) {
-      keepNewest(known, sig, { version, at: now, row }, INTROSPECTION_CACHE_SIZE);
-    }
+    // Kept only when nothing was deleted while the row was read (else it may be gone already), for
+    // INTROSPECTION_CACHE_TTL_MS from the read's start.
+    if (row && versionNow(feed) === version) known.set(sig, { version, row }, readAt);
     return row;
   }
 
