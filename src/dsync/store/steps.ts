@@ -15,9 +15,11 @@ import type { DsyncGroup, DsyncUser, Raw } from '../types.ts';
 
 const ENTERPRISE_COLUMNS = ENTERPRISE_FIELDS.map((f) => f.column).join(', ');
 
-/** One statement: SQL text with its values inlined as literals. */
+/** One statement: SQL text with its values inlined as literals, or with arguments. */
 export interface Statement {
   sql: string;
+  /** The values of `$1`, `$2`… as text (their types are the casts in `sql`): a prepared statement. */
+  args?: Array<string | null>;
   /** A write whose keys nothing needs: it returns nothing (its keys read as `[]`). */
   plain?: true;
 }
