@@ -5,7 +5,7 @@
  * in one transaction, the events with the directory's next sequence numbers and their delivery
  * queued as the transaction's last writes (see events/service.ts):
  *
- * - on PostgreSQL, one call of gatehouse_dsync_apply (sql/0270_dsync_apply.sql), outside an explicit
+ * - on PostgreSQL, one call of gatehouse_dsync_apply (sql/0360_dsync_apply_prepared.sql), outside an explicit
  *   transaction: the call is its own transaction, one round trip. Changes of one directory that
  *   arrive while two calls for it run wait for the first of them and go together in the next call
  *   (at most 32): one transaction, one directory row lock and one commit for all, each with its own
@@ -45,6 +45,7 @@ import { hasWebhook } from '../events/webhook.ts';
 import { callApply, type ItemResult, runStatement, type WireCommit, type WireItem } from '../store/change.ts';
 import { writeEvents } from '../store/events.ts';
 import { claimSender, lockDirectoryRow, senderJobKey } from '../store/outbox.ts';
+import { factJson, readsVersions } from '../store/steps.ts';
 import type { Db, Executor } from '../tables.ts';
 import type { Directory, DirectorySyncEvent, WebhookEvent } from '../types.ts';
 import { ChangePlan, type DirectoryChange, frozen, type PlannedEvent, type Planner } from './plan.ts';
@@ -114,7 +115,7 @@ function commitOf(directory: Directory, policy: DeliveryPolicy): { createdAt: Da
 }
 
 const wireItem = (c: DirectoryChange): WireItem => ({
-  reads: c.reads.map((r) => ({ sql: r.stmt.sql, expect: r.expect })),
+  reads: c.reads.map((r) => ({ ...r.stmt, expect: r.expect, ...(r.else ? { else: r.else } : {}) })),
   writes: c.writes,
   events: c.events,
 });
@@ -140,7 +141,10 @@ async function applyStatements(
   const events: PlannedEvent[] = [];
   for (const c of changes) {
     const actual: string[] = [];
-    for (const r of c.reads) actual.push(await runStatement(trx, r.stmt));
+    for (const r of c.reads) {
+      const t = await runStatement(trx, r.stmt);
+      actual.push(t !== r.expect && r.else ? await runStatement(trx, r.else) : t);
+    }
     if (actual.some((t, i) => t !== c.reads[i]?.expect)) {
       items.push({ stale: actual });
       continue;
@@ -227,7 +231,7 @@ class Facts {
     if (this.map.get(key)?.text === text) return;
     this.map.delete(key);
     if (text.length > FACT_MAX_LENGTH) return;
-    keepNewest(this.map, key, { text, value: frozen(JSON.parse(text)) }, FACTS_KEPT);
+    keepNewest(this.map, key, { text, value: frozen(factJson(text)) }, FACTS_KEPT);
   }
 }
 
@@ -238,16 +242,20 @@ class Facts {
 async function settle<T>(
   directory: Directory,
   planner: Planner<T>,
-  known: { seen: Map<string, string>; facts: Facts },
+  known: { seen: Map<string, string>; facts: Facts; versions: boolean },
   attempts: number,
   send: (c: DirectoryChange) => Promise<Outcome>,
 ): Promise<Applied<T> | undefined> {
   const { seen, facts } = known;
   for (let attempt = 0; attempt < attempts; attempt++) {
-    const plan = new ChangePlan(directory, (k) => {
-      const text = seen.get(k);
-      return text === undefined ? facts.get(k) : { text };
-    });
+    const plan = new ChangePlan(
+      directory,
+      (k) => {
+        const text = seen.get(k);
+        return text === undefined ? facts.get(k) : { text };
+      },
+      known.versions,
+    );
     let value: T | undefined;
     let refused: { error: unknown } | undefined;
     try {
@@ -260,18 +268,20 @@ async function settle<T>(
     // An answer that writes nothing stands on what it read: as it is when every fact was read
     // by this write; otherwise its reads are checked first.
     const idle = refused !== undefined || (!change.writes.length && !change.events.length);
-    if (idle && change.reads.every((r) => seen.get(r.key) === r.expect)) {
+    if (idle && change.reads.every((r) => seen.get(r.key) === r.text)) {
       if (refused) throw refused.error;
       return { value: value as T, events: [], written: [] };
     }
     const out = await send(idle ? { ...change, writes: [], events: [] } : change);
     if ('stale' in out) {
+      // A read that gave what was expected (its versions) still stands for the text it was made on.
       change.reads.forEach((r, i) => {
-        seen.set(r.key, out.stale[i] as string);
+        const actual = out.stale[i] as string;
+        seen.set(r.key, actual === r.expect ? r.text : actual);
       });
       continue;
     }
-    for (const r of change.reads) if (r.kept) facts.set(r.key, r.expect);
+    for (const r of change.reads) if (r.kept) facts.set(r.key, r.text);
     if (refused) throw refused.error;
     return { value: value as T, events: idle ? [] : out.events, written: idle ? [] : out.writes };
   }
@@ -287,6 +297,7 @@ interface Waiting {
 
 export function createApplier(db: Db, audit: Audit) {
   const facts = new Facts();
+  const versions = readsVersions(db);
   const lanes = new Map<string, { running: number; queued: Waiting[] }>();
 
   /** One call for the batch, each change settled with its own outcome; a failed call is run again one change each. */
@@ -352,7 +363,7 @@ export function createApplier(db: Db, audit: Audit) {
     o: ApplyOptions,
     seen: Map<string, string>,
   ): Promise<Applied<T>> {
-    const r = await settle(directory, planner, { seen, facts }, TX_ATTEMPTS, async (c) => {
+    const r = await settle(directory, planner, { seen, facts, versions }, TX_ATTEMPTS, async (c) => {
       const [out] = await execute(trx, true, directory, o.policy, [c]);
       return out as Outcome;
     });
@@ -379,7 +390,9 @@ export function createApplier(db: Db, audit: Audit) {
       !(o.audit && audit.recordsRows()) &&
       !(o.policy.batchMode && o.policy.batchIntervalMs > 0);
     if (call) {
-      const r = await settle(directory, planner, { seen, facts }, CALL_ATTEMPTS, (c) => submit(directory, o.policy, c));
+      const r = await settle(directory, planner, { seen, facts, versions }, CALL_ATTEMPTS, (c) =>
+        submit(directory, o.policy, c),
+      );
       if (r) {
         await audited(db, r, o);
         return r;

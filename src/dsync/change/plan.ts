@@ -10,18 +10,24 @@
  * the read with the text it expects. Applying the plan runs the reads again, under the change's
  * locks, and writes only if every read still gives the expected text; otherwise the planner runs
  * again on what was read. So a plan is only applied on the rows as they are, as if it had read them
- * in its own transaction.
+ * in its own transaction. On PostgreSQL a fact read with its rows' versions (steps.ts Versioned) is
+ * read again as its versions only: the plan expects them, and names the whole read to run instead
+ * when they changed, so that the planner can run again on what it gives.
  */
 import { randomUUID } from 'node:crypto';
 import { envelope } from '../events/payload.ts';
-import type { Read, Statement } from '../store/steps.ts';
+import { factJson, type Read, type Statement, versionOf } from '../store/steps.ts';
 import type { Directory, DirectorySyncEventType, DsyncGroup, DsyncUser } from '../types.ts';
 
 export interface PlannedRead {
   key: string;
   stmt: Statement;
-  /** The text the plan was made on. */
+  /** What `stmt` gives when the plan holds: `text`, or the versions in it when `stmt` checks them. */
   expect: string;
+  /** The read run instead when `stmt` does not give `expect`: the whole read behind a version check. */
+  else?: Statement;
+  /** The text the plan was made on. */
+  text: string;
   locks: boolean;
   kept: boolean;
 }
@@ -67,11 +73,14 @@ export function frozen<T>(v: T): T {
 export class ChangePlan {
   readonly directory: Directory;
   private readonly facts: Facts;
+  /** Reads with versions (PostgreSQL), see the head of this file. */
+  private readonly versions: boolean;
   readonly change: DirectoryChange = { locks: [], reads: [], writes: [], events: [] };
 
-  constructor(directory: Directory, facts: Facts) {
+  constructor(directory: Directory, facts: Facts, versions = false) {
     this.directory = directory;
     this.facts = facts;
+    this.versions = versions;
   }
 
   /** Locks these names (see store/users.ts nameLocks) for the change, before its reads. */
@@ -87,8 +96,16 @@ export class ChangePlan {
   read<T>(r: Read<T>, guess = 'null'): T {
     const known = this.facts(r.key);
     const text = known?.text ?? guess;
-    this.change.reads.push({ key: r.key, stmt: r.stmt, expect: text, locks: r.locks === true, kept: r.kept === true });
-    return r.decode(known && 'value' in known ? known.value : JSON.parse(text));
+    const read = { key: r.key, text, locks: r.locks === true, kept: r.kept === true };
+    const versioned = this.versions ? r.versioned : undefined;
+    const version = versioned && known ? versionOf(known.text) : undefined;
+    const check = versioned && version !== undefined ? versioned.check(version) : undefined;
+    this.change.reads.push(
+      check && versioned && version !== undefined
+        ? { ...read, stmt: check, expect: version, else: versioned.stmt }
+        : { ...read, stmt: versioned?.stmt ?? r.stmt, expect: text },
+    );
+    return r.decode(known && 'value' in known ? known.value : factJson(text));
   }
 
   /** A statement that writes, run in order after the reads. */

@@ -1,8 +1,10 @@
 /**
  * How a planned directory change reaches the database (src/dsync/change/apply.ts decides when):
- * on PostgreSQL one call of gatehouse_dsync_apply (sql/0270_dsync_apply.sql) for one or several
- * changes of a directory; elsewhere (CockroachDB) each of the plan's statements on its own, in the
- * caller's transaction. Both run the same statements (store/steps.ts) in the same order.
+ * on PostgreSQL one call of gatehouse_dsync_apply (sql/0270_dsync_apply.sql, its body now that of
+ * sql/0360_dsync_apply_prepared.sql) for one or several changes of a directory; elsewhere
+ * (CockroachDB) each of the plan's statements on its own, in the caller's transaction. Both run the
+ * same statements (store/steps.ts) in the same order; a statement with arguments is a prepared
+ * statement in the function and a parameterized one here.
  */
 import { CompiledQuery, sql } from 'kysely';
 import { pgCode } from '../../core/db/errors.ts';
@@ -13,7 +15,7 @@ import type { Statement } from './steps.ts';
 
 /** A change as the function takes it (its events' payloads apart, see callApply). */
 export interface WireItem {
-  reads: Array<{ sql: string; expect: string }>;
+  reads: Array<Statement & { expect: string; else?: Statement }>;
   writes: Statement[];
   /** `payload`: the payload's JSON text. */
   events: Array<{ id: string; event: string; payload: string; when?: { write: number; key?: string } }>;
@@ -74,9 +76,12 @@ export async function callApply(
   }
 }
 
-/** Runs one statement of a plan on its own: the json text it returns ('null' when it returns nothing). */
+/**
+ * Runs one statement of a plan on its own, its arguments (if any) as the statement's parameters:
+ * the json text it returns ('null' when it returns nothing).
+ */
 export async function runStatement(exec: Executor, s: Statement): Promise<string> {
-  const { rows } = await exec.executeQuery<Record<string, unknown>>(CompiledQuery.raw(s.sql, []));
+  const { rows } = await exec.executeQuery<Record<string, unknown>>(CompiledQuery.raw(s.sql, s.args ?? []));
   const first = rows[0];
   const v = first === undefined ? null : Object.values(first)[0];
   return typeof v === 'string' ? v : 'null';

@@ -1,25 +1,47 @@
 /**
  * The statements a planned directory change is made of (src/dsync/change/plan.ts): reads that
  * return one json value as text, and writes that return the keys they touched as a json array
- * (text; `plain` writes return nothing). Each statement carries its values as literals (`lit`), so that the same text runs inside
- * gatehouse_dsync_apply on PostgreSQL (EXECUTE: planned for this call with the values as constants,
- * whatever the size of the directory; sql/0270_dsync_apply.sql) and as a statement of its own on
- * CockroachDB (change/apply.ts).
+ * (text; `plain` writes return nothing). The same statement runs inside gatehouse_dsync_apply on
+ * PostgreSQL and as a statement of its own on CockroachDB (change/apply.ts), in one of two forms:
+ *
+ * - its values written in as literals (`lit`): planned at every run with the values as constants,
+ *   so that a plan that depends on the size of the directory is made for the directory as it is
+ *   (the name checks, the member lists; see sql/0260_dsync_write_functions_plans.sql);
+ * - with arguments (`args`, `$1`… in its text): prepared once per database session and run again
+ *   with its kept plan (sql/0360_dsync_apply_prepared.sql). Only statements whose plan cannot
+ *   depend on the size of a directory come in this form: the row version checks (a TID scan) and
+ *   inserts.
  *
  * A read's text is compared with the text the plan expects: the same row always reads as the same
  * text (the columns' stored json kept as it is), so a plan made from an earlier read is applied
- * only if what it read is still there.
+ * only if what it read is still there. On PostgreSQL the reads of rows a write may read again
+ * (`versioned`) also give the rows' versions, and the next plan made on them checks only the
+ * versions (see Versioned).
  */
+import { engineOf } from '../../core/db/engine.ts';
 import { ENTERPRISE_FIELDS, enterpriseOf } from '../enterprise.ts';
+import type { Executor } from '../tables.ts';
 import type { DsyncGroup, DsyncUser, Raw } from '../types.ts';
 
 const ENTERPRISE_COLUMNS = ENTERPRISE_FIELDS.map((f) => f.column).join(', ');
 
-/** One statement: SQL text with its values inlined as literals. */
+/** One statement: SQL text with its values inlined as literals, or with arguments. */
 export interface Statement {
   sql: string;
+  /** The values of `$1`, `$2`… as text (their types are the casts in `sql`): a prepared statement. */
+  args?: Array<string | null>;
   /** A write whose keys nothing needs: it returns nothing (its keys read as `[]`). */
   plain?: true;
+}
+
+/**
+ * PostgreSQL's form of a read of rows: the read that gives the rows' versions with the rows
+ * (`v<versions>|<json>`, see versionOf), and the check that only reads the versions again, given
+ * those a plan was made on (undefined when they cannot be checked so: a row that was not there).
+ */
+export interface Versioned {
+  stmt: Statement;
+  check: (version: string) => Statement | undefined;
 }
 
 /** A read of a change: its fact's key (the same key is the same read), the statement, and how to read its value. */
@@ -31,6 +53,8 @@ export interface Read<T> {
   locks?: boolean;
   /** Its fact is worth keeping for later writes (a row: a group or user written again soon). */
   kept?: boolean;
+  /** PostgreSQL: the form of the read that gives versions (the plan's engine decides, see ChangePlan). */
+  versioned?: Versioned;
 }
 
 /** A value PostgreSQL cannot store in text (as its input would refuse it): a data exception, answered 400. */
@@ -48,6 +72,17 @@ function quote(s: string): string {
   return /['\\]/.test(s) ? `E'${s.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'` : `E'${s}'`;
 }
 
+/** A value sent as an argument: refused as a literal of it would be (NUL, lone surrogates). */
+function arg(s: string): string {
+  if (s.includes('\u0000') || !s.isWellFormed())
+    throw new UnstorableValue('a value contains a character that cannot be stored');
+  return s;
+}
+
+/** text[] input, as the argument of a `$n::text[]`. */
+const arrayArg = (vs: readonly string[]) =>
+  `{${vs.map((v) => `"${arg(v).replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+
 /** Literals of the values a statement carries (a round-trip test reads them back from PostgreSQL). */
 export const lit = {
   text: (v: string | null | undefined) => (v === null || v === undefined ? 'NULL' : `${quote(v)}::text`),
@@ -57,8 +92,7 @@ export const lit = {
   /** json, its text as JSON.stringify writes it (NULL for undefined). */
   json: (v: unknown) => (v === undefined ? 'NULL' : `${quote(JSON.stringify(v))}::json`),
   /** text[], a constant array (its size and values known to the planner). */
-  texts: (vs: readonly string[]) =>
-    `${quote(`{${vs.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`)}::text[]`,
+  texts: (vs: readonly string[]) => `${quote(arrayArg(vs))}::text[]`,
 };
 
 const lockClause = (lock: 'update' | 'share' | undefined) =>
@@ -109,6 +143,55 @@ const toGroup = (directoryId: string, f: GroupFact): DsyncGroup => ({
   externalId: f.external_id,
   raw: f.raw,
 });
+
+// ---- row versions (PostgreSQL) ----------------------------------------------------------------
+
+/**
+ * A row's version: its `xmin` (the transaction that wrote this version of it) and its `ctid` (where
+ * the version is stored), https://www.postgresql.org/docs/current/ddl-system-columns.html. Every
+ * write of a row stores a new version at a new ctid — even a second write by the same transaction,
+ * whose xmin is the same — and a ctid is taken by another version only after the one there is gone,
+ * so the pair names one version of one row. A version that reads the same is the same row as read.
+ */
+const rowVersion = (alias: string) => `${alias}.xmin::text || ',' || ${alias}.ctid::text`;
+
+/**
+ * Whether plans applied on `db` read rows with their versions (Versioned): on PostgreSQL only, as
+ * CockroachDB rows have no xmin or ctid (there the rows are read whole and compared).
+ */
+export const readsVersions = (db: Executor): boolean => engineOf(db) === 'postgres';
+
+/** The versions part of a versioned read's text (`v…`, up to the `|`), or undefined for any other text. */
+export function versionOf(text: string): string | undefined {
+  return text.startsWith('v') ? text.slice(0, text.indexOf('|')) : undefined;
+}
+
+/** The json of a read's text, its versions left out. */
+export const factJson = (text: string): unknown =>
+  JSON.parse(text.startsWith('v') ? text.slice(text.indexOf('|') + 1) : text);
+
+/** The ctids of a versions text (`v<xmin>,<ctid>;…`), or undefined when a row was not there (`-`). */
+function ctids(version: string): string[] | undefined {
+  const rows = version.slice(1).split(';');
+  if (!version.slice(1) || rows.some((r) => !r.includes(','))) return undefined;
+  return rows.map((r) => r.slice(r.indexOf(',') + 1));
+}
+
+/**
+ * The check of one row's version (see Versioned): the row at that ctid if it is still the row of
+ * the key (a TID scan, whatever the size of the table and its statistics), with `lock`.
+ */
+const rowCheck =
+  (table: string, directoryId: string, id: string, lock: 'update' | 'share' | undefined) =>
+  (version: string): Statement | undefined => {
+    const tid = ctids(version);
+    if (tid?.length !== 1) return undefined;
+    return {
+      sql: `SELECT 'v' || ${rowVersion('r')} FROM ${table} r
+        WHERE r.ctid = $3::tid AND r.directory_id = $1::uuid AND r.id = $2::text${lockClause(lock)}`,
+      args: [directoryId, arg(id), tid[0] as string],
+    };
+  };
 
 const byId = <T extends { id: string }>(items: T[]) => items.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
@@ -164,16 +247,20 @@ export const groupTaken = (directoryId: string, name: string, id?: string): Read
 };
 
 /** A user of the directory, or undefined; `lock` locks its row until the transaction ends. */
-export const user = (directoryId: string, id: string, lock?: 'update'): Read<DsyncUser | undefined> => ({
-  key: `user:${directoryId}:${id}`,
-  stmt: {
-    sql: `SELECT ${USER_JSON}::text FROM dsync_users u
-      WHERE u.directory_id = ${lit.uuid(directoryId)} AND u.id = ${lit.text(id)}${lockClause(lock)}`,
-  },
-  decode: (v) => (v ? toUser(directoryId, v as UserFact) : undefined),
-  locks: lock !== undefined,
-  kept: true,
-});
+export const user = (directoryId: string, id: string, lock?: 'update'): Read<DsyncUser | undefined> => {
+  const where = `WHERE u.directory_id = ${lit.uuid(directoryId)} AND u.id = ${lit.text(id)}${lockClause(lock)}`;
+  return {
+    key: `user:${directoryId}:${id}`,
+    stmt: { sql: `SELECT ${USER_JSON}::text FROM dsync_users u ${where}` },
+    decode: (v) => (v ? toUser(directoryId, v as UserFact) : undefined),
+    locks: lock !== undefined,
+    kept: true,
+    versioned: {
+      stmt: { sql: `SELECT 'v' || ${rowVersion('u')} || '|' || ${USER_JSON}::text FROM dsync_users u ${where}` },
+      check: rowCheck('dsync_users', directoryId, id, lock),
+    },
+  };
+};
 
 /** Whether the user exists, its row locked until the transaction ends (a write that replaces it). */
 export const userExists = (directoryId: string, id: string): Read<boolean> => ({
@@ -187,29 +274,53 @@ export const userExists = (directoryId: string, id: string): Read<boolean> => ({
 });
 
 /** The users of the directory with these ids (those that are users), by id. */
-export const users = (directoryId: string, ids: string[]): Read<Map<string, DsyncUser>> => ({
-  key: `users:${directoryId}:${ids.join('\u0001')}`,
-  stmt: {
-    sql: `SELECT coalesce(json_agg(CASE WHEN u.id IS NULL THEN NULL ELSE ${USER_JSON} END ORDER BY a.n), '[]'::json)::text
-      FROM unnest(${lit.texts(ids)}) WITH ORDINALITY AS a(id, n)
-      LEFT JOIN dsync_users u ON u.directory_id = ${lit.uuid(directoryId)} AND u.id = a.id`,
-  },
-  decode: (v) =>
-    new Map(((v as Array<UserFact | null>) ?? []).flatMap((f) => (f ? [[f.id, toUser(directoryId, f)] as const] : []))),
-  kept: true,
-});
+export const users = (directoryId: string, ids: string[]): Read<Map<string, DsyncUser>> => {
+  const json = `coalesce(json_agg(CASE WHEN u.id IS NULL THEN NULL ELSE ${USER_JSON} END ORDER BY a.n), '[]'::json)::text`;
+  const from = `FROM unnest(${lit.texts(ids)}) WITH ORDINALITY AS a(id, n)
+      LEFT JOIN dsync_users u ON u.directory_id = ${lit.uuid(directoryId)} AND u.id = a.id`;
+  return {
+    key: `users:${directoryId}:${ids.join('\u0001')}`,
+    stmt: { sql: `SELECT ${json} ${from}` },
+    decode: (v) =>
+      new Map(
+        ((v as Array<UserFact | null>) ?? []).flatMap((f) => (f ? [[f.id, toUser(directoryId, f)] as const] : [])),
+      ),
+    kept: true,
+    versioned: {
+      // Each id's version in order, `-` for an id that is not a user.
+      stmt: {
+        sql: `SELECT 'v' || coalesce(string_agg(coalesce(${rowVersion('u')}, '-'), ';' ORDER BY a.n), '') || '|' || ${json} ${from}`,
+      },
+      check: (version) => {
+        const tids = ctids(version);
+        if (tids?.length !== ids.length) return undefined;
+        // One TID scan per id (a subquery per row: the plan cannot become a join over the directory).
+        return {
+          sql: `SELECT 'v' || string_agg(coalesce((SELECT ${rowVersion('u')} FROM dsync_users u
+              WHERE u.ctid = a.tid AND u.directory_id = $1::uuid AND u.id = a.id), '-'), ';' ORDER BY a.n)
+            FROM unnest($2::text[], $3::tid[]) WITH ORDINALITY AS a(id, tid, n)`,
+          args: [directoryId, arrayArg(ids), arrayArg(tids)],
+        };
+      },
+    },
+  };
+};
 
 /** A group of the directory, or undefined; `lock` locks its row (`share`: shared with other such writes). */
-export const group = (directoryId: string, id: string, lock?: 'update' | 'share'): Read<DsyncGroup | undefined> => ({
-  key: `group:${directoryId}:${id}`,
-  stmt: {
-    sql: `SELECT ${GROUP_JSON}::text FROM dsync_groups g
-      WHERE g.directory_id = ${lit.uuid(directoryId)} AND g.id = ${lit.text(id)}${lockClause(lock)}`,
-  },
-  decode: (v) => (v ? toGroup(directoryId, v as GroupFact) : undefined),
-  locks: lock !== undefined,
-  kept: true,
-});
+export const group = (directoryId: string, id: string, lock?: 'update' | 'share'): Read<DsyncGroup | undefined> => {
+  const where = `WHERE g.directory_id = ${lit.uuid(directoryId)} AND g.id = ${lit.text(id)}${lockClause(lock)}`;
+  return {
+    key: `group:${directoryId}:${id}`,
+    stmt: { sql: `SELECT ${GROUP_JSON}::text FROM dsync_groups g ${where}` },
+    decode: (v) => (v ? toGroup(directoryId, v as GroupFact) : undefined),
+    locks: lock !== undefined,
+    kept: true,
+    versioned: {
+      stmt: { sql: `SELECT 'v' || ${rowVersion('g')} || '|' || ${GROUP_JSON}::text FROM dsync_groups g ${where}` },
+      check: rowCheck('dsync_groups', directoryId, id, lock),
+    },
+  };
+};
 
 /**
  * What a create of user `userId` finds, in one statement: `taken` when a user of the directory has
@@ -380,17 +491,16 @@ export const deleteGroups = (directoryId: string, ids: string[]): Statement =>
  * rows are inserted in one sorted order, so that writes adding the same members at once wait for
  * each other, never in a cycle.
  */
-export const addMembers = (directoryId: string, groupId: string, userIds: string[]): Statement =>
-  keyed(
+export const addMembers = (directoryId: string, groupId: string, userIds: string[]): Statement => ({
+  ...keyed(
     'user_id',
     `INSERT INTO dsync_group_members (directory_id, group_id, user_id)
-      VALUES ${[...new Set(userIds)]
-        .sort()
-        .map((id) => `(${lit.uuid(directoryId)}, ${lit.text(groupId)}, ${lit.text(id)})`)
-        .join(', ')}
+      SELECT $1::uuid, $2::text, a.id FROM unnest($3::text[]) WITH ORDINALITY AS a(id, n) ORDER BY a.n
       ON CONFLICT DO NOTHING
       RETURNING user_id`,
-  );
+  ),
+  args: [directoryId, arg(groupId), arrayArg([...new Set(userIds)].sort())],
+});
 
 /**
  * Removes one member of the group (all three key columns given, so that its plan is the primary key

@@ -2,8 +2,11 @@
  * The one write model (src/dsync/change/): a write is planned on what the process knows and
  * applied only if what it read is still there. A row changed behind the process's back (another
  * process, SQL by hand) is read again and the write planned on it: no update is lost and no event
- * carries stale data. And the statements of a plan are planned with their values: the name check
- * of a create uses the name indexes in a directory whose table has no statistics yet.
+ * carries stale data. On PostgreSQL what is checked is the rows' versions (xmin and ctid, see
+ * store/steps.ts), the whole rows read again in the same call when they changed. And the statements
+ * of a plan are planned with their values (the name check of a create uses the name indexes in a
+ * directory whose table has no statistics yet), but for those sent with arguments, which are
+ * prepared once per session (sql/0360_dsync_apply_prepared.sql).
  */
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -12,7 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as steps from '../../../src/dsync/store/steps.ts';
 import type { TestServer } from '../../helpers/apps.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
-import { createDirectory, scimClient, startDsyncServer, storedEvents } from '../../helpers/dsync.ts';
+import {
+  createDirectory,
+  memberIds as memberIdsOf,
+  scimClient,
+  startDsyncServer,
+  storedEvents,
+} from '../../helpers/dsync.ts';
 
 let db: TestDatabase;
 let s: TestServer;
@@ -32,6 +41,30 @@ afterAll(async () => {
 });
 
 const patchOp = (ops: unknown[]) => ({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: ops });
+
+interface WireRead {
+  sql: string;
+  args?: unknown[];
+  expect: string;
+  else?: { sql: string };
+}
+
+/** The changes of the gatehouse_dsync_apply calls the process sends while `fn` runs. */
+async function applyCalls<T>(fn: () => Promise<T>): Promise<{ value: T; calls: Array<{ reads: WireRead[] }> }> {
+  const calls: Array<{ reads: WireRead[] }> = [];
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function counted(this: pg.Client, ...args: unknown[]) {
+    const [text, values] = args as [unknown, unknown[] | undefined];
+    if (typeof text === 'string' && text.includes('gatehouse_dsync_apply(') && values)
+      calls.push(...(JSON.parse(String(values[0])) as { items: Array<{ reads: WireRead[] }> }).items);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    return { value: await fn(), calls };
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+}
 
 describe('a plan is applied only on the rows it was made on', () => {
   it('plans a user PATCH again when the row changed behind the process (no lost update)', async () => {
@@ -87,6 +120,96 @@ describe('a plan is applied only on the rows it was made on', () => {
     );
     expect(r.status).toBe(404);
     expect(await storedEvents(s, d.id)).toHaveLength(before);
+  });
+});
+
+describe('row versions (PostgreSQL)', () => {
+  const add = (id: string) => patchOp([{ op: 'add', path: 'members', value: [{ value: id }] }]);
+  const remove = (id: string) => patchOp([{ op: 'remove', path: `members[value eq "${id}"]` }]);
+
+  it('checks only the versions of rows it read before, and reads them whole in the same call when they changed', async () => {
+    const d = await createDirectory(s);
+    const scim = scimClient(s, d);
+    const u = (await scim('POST', '/Users', { userName: 'versioned@example.com', name: { givenName: 'Before' } })).body;
+    const g = (await scim('POST', '/Groups', { displayName: 'Versioned' })).body;
+    const uid = String(u.id);
+    expect((await scim('PATCH', `/Groups/${g.id}`, add(uid))).status).toBe(200);
+    // Known rows: one call, whose reads are version checks (a TID scan with arguments) that
+    // give the versions the plan expects, each naming the whole read to run instead.
+    const known = await applyCalls(() => scim('PATCH', `/Groups/${g.id}`, remove(uid)));
+    expect(known.value.status).toBe(200);
+    expect(known.calls).toHaveLength(1);
+    for (const r of known.calls[0]?.reads ?? []) {
+      expect(r.sql).toMatch(/\.ctid = /);
+      expect(r.args?.length).toBeGreaterThan(0);
+      expect(r.expect).toMatch(/^v\d+,\(\d+,\d+\)$/);
+      expect(r.else?.sql).toMatch(/^SELECT 'v' \|\| /);
+    }
+    // The user changed by hand: its version check fails, the whole read gives the new row, and
+    // the next call applies the plan made on it (the event carries the new name).
+    await admin.query(`update dsync_users set first_name = 'After' where directory_id = $1 and id = $2`, [d.id, uid]);
+    const changed = await applyCalls(() => scim('PATCH', `/Groups/${g.id}`, add(uid)));
+    expect(changed.value.status).toBe(200);
+    expect(changed.calls).toHaveLength(2);
+    const last = (await storedEvents(s, d.id)).at(-1) as { event: string; data: { first_name: string } };
+    expect([last.event, last.data.first_name]).toEqual(['group.user_added', 'After']);
+    // The user deleted by hand: no version to check, so the member is added as one that is not a
+    // user (its event carries what is known), as for any id that names no user.
+    await admin.query('delete from dsync_users where directory_id = $1 and id = $2', [d.id, uid]);
+    expect((await scim('PATCH', `/Groups/${g.id}`, remove(uid))).status).toBe(200);
+    expect((await scim('PATCH', `/Groups/${g.id}`, add(uid))).status).toBe(200);
+    const gone = (await storedEvents(s, d.id)).at(-1) as { event: string; data: Record<string, unknown> };
+    expect([gone.event, Object.keys(gone.data)]).toEqual(['group.user_added', ['id', 'group']]);
+  });
+
+  it('gives a row a new version at each write, even twice in one transaction', async () => {
+    const d = await createDirectory(s);
+    const g = (await scimClient(s, d)('POST', '/Groups', { displayName: 'Twice' })).body;
+    // The read that gives the group with its version (`v<xmin>,<ctid>|<json>`).
+    const read = steps.group(d.id, String(g.id)).versioned?.stmt.sql as string;
+    const versions: string[] = [];
+    await admin.query('begin');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const text = String(Object.values((await admin.query(read)).rows[0] as object)[0]);
+        versions.push(text.slice(0, text.indexOf('|')));
+        // The same values written again: the row reads the same, its version does not.
+        await admin.query('update dsync_groups set name = name where directory_id = $1 and id = $2', [d.id, g.id]);
+      }
+    } finally {
+      await admin.query('rollback');
+    }
+    expect(new Set(versions).size).toBe(3);
+    // The second and third were written by one transaction: the same xmin, another ctid.
+    const xmin = (v: string) => v.slice(1, v.indexOf(','));
+    expect(xmin(versions[1] as string)).toBe(xmin(versions[2] as string));
+  });
+
+  it('prepares its statements again in a session that lost them, and keeps one generic plan each', async () => {
+    const one = await startDsyncServer({ 'db.pool.max': 1 }, { database: db });
+    try {
+      const d = await createDirectory(one);
+      const scim = scimClient(one, d);
+      const u = (await scim('POST', '/Users', { userName: 'prepared@example.com' })).body;
+      const g = (await scim('POST', '/Groups', { displayName: 'Prepared' })).body;
+      for (let i = 0; i < 8; i++)
+        expect((await scim('PATCH', `/Groups/${g.id}`, i % 2 ? remove(String(u.id)) : add(String(u.id)))).status).toBe(
+          200,
+        );
+      // The pool's one session: its prepared statements, planned once (no plan for the values).
+      const { rows } = await sql<{ generic_plans: string; custom_plans: string }>`
+        select generic_plans, custom_plans from pg_prepared_statements where name like 'gatehouse_dsync_%'`.execute(
+        one.container.db,
+      );
+      expect(rows.length).toBeGreaterThanOrEqual(3);
+      expect(rows.every((r) => Number(r.custom_plans) === 0 && Number(r.generic_plans) > 0)).toBe(true);
+      // Deallocated (as DISCARD ALL of a pooler does): the next call prepares them again.
+      await sql`deallocate all`.execute(one.container.db);
+      expect((await scim('PATCH', `/Groups/${g.id}`, add(String(u.id)))).status).toBe(200);
+      expect(await memberIdsOf(one, d.id, String(g.id))).toEqual([String(u.id)]);
+    } finally {
+      await one.close();
+    }
   });
 });
 

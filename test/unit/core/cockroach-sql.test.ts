@@ -71,6 +71,18 @@ const POSTGRES_BRANCH: Exception[] = [
     why: 'opens the append-only trigger for the purge; CockroachDB has no such trigger (sql/cockroach/0190)',
   },
   {
+    file: 'src/dsync/store/steps.ts',
+    contains: 'WHERE r.ctid = $3::tid',
+    rules: ['system-columns'],
+    why: 'the version check of a row: planned only with PostgreSQL (ChangePlan versions); CockroachDB plans read the rows whole',
+  },
+  {
+    file: 'src/dsync/store/steps.ts',
+    contains: 'WHERE u.ctid = a.tid',
+    rules: ['system-columns'],
+    why: 'the version check of several users: the same switch',
+  },
+  {
     file: 'src/oauth2/store/logout.ts',
     contains: 'collate "C"',
     rules: ['collate'],
