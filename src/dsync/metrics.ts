@@ -24,6 +24,11 @@ export const dsyncMetrics = {
     name: 'gatehouse_webhook_failed_permanently_total',
     help: 'Webhook delivery jobs that used up their attempts.',
   }),
+  webhookSenderReads: counter({
+    name: 'gatehouse_webhook_sender_reads_total',
+    help: "Reads of a directory's queued events by its real-time sender, by result (events, empty; empty ones are mostly the polls of lingering senders).",
+    labelNames: ['result'] as const,
+  }),
   webhookLatency: histogram({
     name: 'gatehouse_webhook_commit_to_receipt_seconds',
     help: 'Time from the commit of a directory change to the receiver accepting its webhook event.',

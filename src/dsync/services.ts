@@ -19,6 +19,7 @@ import { createLifecycleService } from './events/lifecycle.ts';
 import { createWebhookLogsService } from './events/logs.ts';
 import { createRetryService } from './events/retry.ts';
 import type { DeliveryPolicy } from './events/service.ts';
+import { Wakeups } from './events/wake.ts';
 import { createGroupsService } from './groups/service.ts';
 import { createHealthService } from './health.ts';
 import { DSYNC_KEY_PURPOSES } from './keys.ts';
@@ -103,7 +104,9 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
     audit: core.audit,
   });
   const outbound = { db: core.db, jobs, clock: core.clock, log: core.log, fetch, directories, logs: webhookLogs };
-  const applier = createApplier(core.db, core.audit); // one per process: changes of a directory may share a call
+  // Commits of this process's changes wake its lingering senders (events/wake.ts).
+  const wake = new Wakeups();
+  const applier = createApplier(core.db, core.audit, wake); // one per process: changes of a directory may share a call
   const activity = createScimActivity({ db: core.db, clock: core.clock, log: core.log });
   const batch = createBatchService({
     ...outbound,
@@ -131,6 +134,7 @@ export function createDsyncServices(core: DsyncDeps, opts: DsyncOptions = {}) {
       ...outbound,
       maxAttempts: cfg.webhook.max_attempts,
       lingerMs: cfg.webhook.linger,
+      wake,
     }),
     batch,
     lifecycle,

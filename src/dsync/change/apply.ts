@@ -41,6 +41,7 @@ import {
   enqueueSender,
   ensureBatchTimer,
 } from '../events/service.ts';
+import type { Wakeups } from '../events/wake.ts';
 import { hasWebhook } from '../events/webhook.ts';
 import { callApply, type ItemResult, runStatement, type WireCommit, type WireItem } from '../store/change.ts';
 import { writeEvents } from '../store/events.ts';
@@ -295,7 +296,11 @@ interface Waiting {
   reject: (e: unknown) => void;
 }
 
-export function createApplier(db: Db, audit: Audit) {
+/**
+ * `wake` hears of each change with events once it has committed (not of changes applied in a
+ * caller's transaction, which commits later): this process's lingering senders read at once.
+ */
+export function createApplier(db: Db, audit: Audit, wake?: Wakeups) {
   const facts = new Facts();
   const versions = readsVersions(db);
   const lanes = new Map<string, { running: number; queued: Waiting[] }>();
@@ -322,6 +327,7 @@ export function createApplier(db: Db, audit: Audit) {
       for (const b of batch) await run(directory, policy, [b]);
       return;
     }
+    if (out.some((r) => 'events' in r && r.events.length)) wake?.committed(directory.id);
     batch.forEach((b, i) => {
       b.resolve(out[i] as Outcome);
     });
@@ -398,7 +404,9 @@ export function createApplier(db: Db, audit: Audit) {
         return r;
       }
     }
-    return withTx(db, (trx) => inTransaction(trx, directory, planner, o, seen));
+    const r = await withTx(db, (trx) => inTransaction(trx, directory, planner, o, seen));
+    if (r.events.length) wake?.committed(directory.id);
+    return r;
   }
 
   /** Changes of the directory queued for a call behind the calls running for it (all delivery policies). */

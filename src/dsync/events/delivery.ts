@@ -11,7 +11,10 @@
  *     stamped), and always before it stops; it reads only events after the last one it sent, so
  *     under steady traffic a POST costs no mark statement of its own;
  *   - when nothing is left, lingers: it looks again every LINGER_POLL_MS for up to `lingerMs`
- *     (`dsync.webhook.linger`), and sends what came meanwhile in the same run, so that under steady
+ *     (`dsync.webhook.linger`), and sends what came meanwhile in the same run. In a process that
+ *     also applies the directory's changes, each commit of its events wakes it at once (wake.ts),
+ *     and its polls, which then only catch other processes' writes, back off from LINGER_POLL_MS
+ *     by doubling. So under steady
  *     traffic a directory keeps one running sender instead of a new job per burst (each new job
  *     costs an enqueue, a NOTIFY and a job fetch before its first POST). It lingers only while
  *     the worker process has another idle job slot (`LingerControl.may`), which can take any job
@@ -51,6 +54,7 @@ import * as outbox from '../store/outbox.ts';
 import { wireEvent } from './payload.ts';
 import type { SenderOptions } from './senders.ts';
 import { type DeliveryPolicy, enqueueSender, ensureBatchTimer } from './service.ts';
+import type { WakeTicket, Wakeups } from './wake.ts';
 import { DeliveryFailed, postWebhook, undeliverable } from './webhook.ts';
 
 export interface DeliveryOptions extends SenderOptions {
@@ -59,6 +63,8 @@ export interface DeliveryOptions extends SenderOptions {
   maxPerRun?: number;
   /** `dsync.webhook.linger` in ms: how long a sender with nothing to send waits for more (0: none). */
   lingerMs?: number;
+  /** Commits of this process's changes, which wake its lingering senders (wake.ts). */
+  wake?: Wakeups;
 }
 
 /** What the worker tells a sender (tasks/webhook_deliver.ts). */
@@ -99,7 +105,10 @@ const MARK_WITHIN_MS = 100;
 const TURN_MS = 500;
 /** Queued events read per query. */
 const PAGE = 200;
-/** How often a lingering sender looks for new events of its directory. */
+/**
+ * How often a lingering sender looks for new events of its directory; where commits here wake it,
+ * the first of its polls, each wait then twice the one before.
+ */
 const LINGER_POLL_MS = 10;
 /**
  * After a read that found less than a page, the next read waits until this long after it: under
@@ -199,15 +208,29 @@ export function createDeliveryService(o: DeliveryOptions) {
     };
     /** When the last read that found less than a page started (performance.now()). */
     let shortReadAt: number | undefined;
+    /** Fired by a commit of the directory's events after the last read began (wake.ts). */
+    let ticket: WakeTicket | undefined;
+    /** The next poll's wait while lingering, doubled after each while commits here wake the sender. */
+    let pollMs = LINGER_POLL_MS;
+    /** One wait of a linger: until a commit here, the next poll, or the linger's end. */
+    const lingerWait = async () => {
+      if (!ticket || !o.wake?.writer()) return pause(LINGER_POLL_MS, worker?.signal);
+      const left = lingerMs - (performance.now() - (idleSince as number));
+      await ticket.wait(Math.max(1, Math.min(pollMs, left)), worker?.signal);
+      pollMs *= 2;
+    };
     try {
       for (;;) {
         if (shortReadAt !== undefined) {
           const wait = shortReadAt + MIN_READ_GAP_MS - performance.now();
           if (wait > 0) await pause(wait, worker?.signal);
         }
+        ticket?.done();
+        ticket = o.wake?.arm(directory.id);
         const readAt = performance.now();
         const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
         shortReadAt = rows.length < PAGE ? readAt : undefined;
+        metrics.webhookSenderReads.inc({ result: rows.length ? 'events' : 'empty' });
         if (!rows.length) {
           if (idleSince === undefined) {
             idleSince = performance.now();
@@ -215,7 +238,7 @@ export function createDeliveryService(o: DeliveryOptions) {
           }
           if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
           if (mayLinger()) {
-            await pause(LINGER_POLL_MS, worker?.signal);
+            await lingerWait();
             continue;
           }
           await flush();
@@ -228,6 +251,7 @@ export function createDeliveryService(o: DeliveryOptions) {
         if (idleSince !== undefined) {
           lingered++;
           idleSince = undefined;
+          pollMs = LINGER_POLL_MS;
         }
         for (const row of rows) {
           const body = JSON.stringify(wireEvent(row));
@@ -256,6 +280,7 @@ export function createDeliveryService(o: DeliveryOptions) {
         if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
       }
     } finally {
+      ticket?.done();
       keepAlive.destroy();
     }
   }

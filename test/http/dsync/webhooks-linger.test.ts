@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
 import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
+import { sample, scrape } from '../../helpers/prometheus.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 import { deliveredEvents, jobsOf, outboxCount, scimUser } from '../../helpers/webhooks.ts';
 
@@ -74,6 +75,36 @@ describe('a lingering sender', () => {
       const next = await senderOf(s, d.id);
       expect(next).toBeDefined();
       expect(next).not.toBe(sender);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it("is woken by its directory's commits in this process, and polls seldom meanwhile", async () => {
+    const d = await directory(s, 'linger-wake');
+    const c = scimClient(s, d);
+    const emptyReads = async () =>
+      sample((await scrape(`${s.adminUrl}/admin/metrics/prometheus`)).samples, 'gatehouse_webhook_sender_reads_total', {
+        result: 'empty',
+      });
+    const runner = await s.startWorker({ concurrency: 2 });
+    try {
+      expect((await c('POST', '/Users', scimUser('wake-1'))).status).toBe(201);
+      await eventually(async () => deliveredFor(d.id).length === 1);
+      // Lingering, with nothing to send: a poll every 10 ms would be about 140 reads. Commits
+      // here wake the sender, so its polls back off (10, 20, 40 … ms): a handful.
+      const before = await emptyReads();
+      await new Promise((r) => setTimeout(r, 1400));
+      const polls = (await emptyReads()) - before;
+      expect(polls).toBeGreaterThan(0);
+      expect(polls).toBeLessThan(30);
+      expect(await senderOf(s, d.id)).toBeDefined(); // still lingering
+      // Its next poll is about 1.2 s away: the commit, not the poll, makes it read.
+      expect((await c('POST', '/Users', scimUser('wake-2'))).status).toBe(201);
+      const sent = Date.now();
+      await eventually(async () => deliveredFor(d.id).length === 2, 5000, 5);
+      expect(Date.now() - sent).toBeLessThan(600);
+      expect(deliveredFor(d.id).map((e) => e.seq)).toEqual([1, 2]);
     } finally {
       await runner.stop();
     }
