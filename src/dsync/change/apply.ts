@@ -80,6 +80,14 @@ const MAX_CHANGES_PER_CALL = 32;
  * next call. On the benchmark machine (2 cores) 2 gave the best rate of 1, 2, 4 and 8.
  */
 const CALLS_PER_DIRECTORY = 2;
+/**
+ * Calls running at once in the process, all directories together: a part of `db.pool.max`, which
+ * other work shares. Each call holds a pooled connection while it waits for its directory's row
+ * lock; without a bound, calls of many directories take the whole pool and every other statement
+ * (a sender's read, a token request) queues behind them. Changes that wait for a call here go
+ * together in it, as changes queued behind a directory's calls do.
+ */
+const MAX_CALLS = 4;
 /** Own-transaction calls of one write before it is applied in a transaction of its own. */
 const CALL_ATTEMPTS = 3;
 /** Plans of one write inside a transaction (its row locks held) before it gives up. */
@@ -289,6 +297,28 @@ async function settle<T>(
   return undefined;
 }
 
+/** At most `size` holders at once; the others wait in turn, and a slot given goes to the first of them. */
+class CallSlots {
+  private taken = 0;
+  private readonly waiting: Array<() => void> = [];
+  private readonly size: number;
+  constructor(size: number) {
+    this.size = size;
+  }
+  take(): Promise<void> | undefined {
+    if (this.taken < this.size) {
+      this.taken++;
+      return undefined;
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.taken--;
+  }
+}
+
 /** A change waiting for its call (see submit). */
 interface Waiting {
   change: DirectoryChange;
@@ -299,11 +329,24 @@ interface Waiting {
 /**
  * `wake` hears of each change with events once it has committed (not of changes applied in a
  * caller's transaction, which commits later): this process's lingering senders read at once.
+ * Long: one closure for the process's shared state (directory lanes, call slots, facts) and the
+ * operations that share it.
  */
 export function createApplier(db: Db, audit: Audit, wake?: Wakeups) {
   const facts = new Facts();
   const versions = readsVersions(db);
   const lanes = new Map<string, { running: number; queued: Waiting[] }>();
+  const slots = new CallSlots(MAX_CALLS);
+  /** `run` in a call slot of the process, with the changes `batch` gives once the slot is taken. */
+  async function runInSlot(directory: Directory, policy: DeliveryPolicy, batch: () => Waiting[]): Promise<void> {
+    await slots.take();
+    try {
+      const b = batch();
+      if (b.length) await run(directory, policy, b);
+    } finally {
+      slots.give();
+    }
+  }
 
   /** One call for the batch, each change settled with its own outcome; a failed call is run again one change each. */
   async function run(directory: Directory, policy: DeliveryPolicy, batch: Waiting[]): Promise<void> {
@@ -338,7 +381,7 @@ export function createApplier(db: Db, audit: Audit, wake?: Wakeups) {
     return new Promise<Outcome>((resolve, reject) => {
       const waiting: Waiting = { change, resolve, reject };
       if (change.reads.some((r) => r.locks)) {
-        void run(directory, policy, [waiting]);
+        void runInSlot(directory, policy, () => [waiting]);
         return;
       }
       const key = `${directory.id}:${policy.webhooks === false ? 'no-webhooks' : 'webhooks'}`;
@@ -347,15 +390,13 @@ export function createApplier(db: Db, audit: Audit, wake?: Wakeups) {
         lane = { running: 0, queued: [] };
         lanes.set(key, lane);
       }
-      if (lane.running >= CALLS_PER_DIRECTORY) {
-        lane.queued.push(waiting);
-        return;
-      }
+      lane.queued.push(waiting);
+      if (lane.running >= CALLS_PER_DIRECTORY) return;
       const l = lane;
       l.running++;
       void (async () => {
-        for (let batch = [waiting]; batch.length; batch = l.queued.splice(0, MAX_CHANGES_PER_CALL))
-          await run(directory, policy, batch);
+        // The batch is taken once a slot is: what queued meanwhile goes in the same call.
+        while (l.queued.length) await runInSlot(directory, policy, () => l.queued.splice(0, MAX_CHANGES_PER_CALL));
         if (--l.running === 0) lanes.delete(key);
       })();
     });
