@@ -327,8 +327,9 @@ interface Waiting {
 }
 
 /**
- * `wake` hears of each change with events once it has committed (not of changes applied in a
- * caller's transaction, which commits later): this process's lingering senders read at once.
+ * `wake` hears of each change with events for real-time delivery once it has committed (not of
+ * changes applied in a caller's transaction, which commits later): this process's lingering
+ * senders send them at once.
  * Long: one closure for the process's shared state (directory lanes, call slots, facts) and the
  * operations that share it.
  */
@@ -370,7 +371,11 @@ export function createApplier(db: Db, audit: Audit, wake?: Wakeups) {
       for (const b of batch) await run(directory, policy, [b]);
       return;
     }
-    if (out.some((r) => 'events' in r && r.events.length)) wake?.committed(directory.id);
+    if (wake && deliveryMode(directory, policy) === 'realtime') {
+      // Handed to a sender of this process as committed (wake.ts): the same events its read gives.
+      const events = out.flatMap((r) => ('events' in r ? r.events : []));
+      if (events.length) wake.committed(directory.id, events);
+    }
     batch.forEach((b, i) => {
       b.resolve(out[i] as Outcome);
     });
@@ -446,7 +451,7 @@ export function createApplier(db: Db, audit: Audit, wake?: Wakeups) {
       }
     }
     const r = await withTx(db, (trx) => inTransaction(trx, directory, planner, o, seen));
-    if (r.events.length) wake?.committed(directory.id);
+    if (r.events.length && deliveryMode(directory, o.policy) === 'realtime') wake?.committed(directory.id);
     return r;
   }
 

@@ -51,11 +51,12 @@ import { withTx } from '../../core/db/tx.ts';
 import { metrics } from '../../core/observability/metrics.ts';
 import { createKeepAlive } from '../../core/safe-fetch.ts';
 import * as outbox from '../store/outbox.ts';
+import type { WebhookEvent } from '../types.ts';
 import { wireEvent } from './payload.ts';
 import type { SenderOptions } from './senders.ts';
 import { type DeliveryPolicy, enqueueSender, ensureBatchTimer } from './service.ts';
 import type { WakeTicket, Wakeups } from './wake.ts';
-import { DeliveryFailed, postWebhook, undeliverable } from './webhook.ts';
+import { DeliveryFailed, postWebhook, undeliverable, type WebhookAttempt } from './webhook.ts';
 
 export interface DeliveryOptions extends SenderOptions {
   maxAttempts: number;
@@ -117,6 +118,33 @@ const LINGER_POLL_MS = 10;
  */
 const MIN_READ_GAP_MS = 5;
 
+/** An event to send: read from the queue, or handed over by a commit of this process (wake.ts). */
+interface Outgoing {
+  id: string;
+  seq: number;
+  createdAt: Date;
+  body: string;
+  /** Whether its webhook log row was written when it was queued; undefined: not known (handed over). */
+  logged: boolean | undefined;
+}
+
+const queuedEvent = (row: outbox.QueuedEvent): Outgoing => ({
+  id: row.id,
+  seq: row.seq,
+  createdAt: row.createdAt,
+  body: JSON.stringify(wireEvent(row)),
+  logged: row.logged,
+});
+
+/** The same body as its queued row gives: the payload as stored, with the stored id, seq and stamp. */
+const handedEvent = (e: WebhookEvent): Outgoing => ({
+  id: e.id,
+  seq: e.seq,
+  createdAt: new Date(e.created_at),
+  body: JSON.stringify(e),
+  logged: undefined,
+});
+
 /** Waits `ms`, or less when `signal` aborts. */
 const pause = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -168,6 +196,8 @@ export function createDeliveryService(o: DeliveryOptions) {
   /**
    * Runs the directory's sender. `worker` (from the worker) allows lingering for more events when
    * none is left, and turns; without it the sender steps down at once and never yields its slot.
+   * Long: the run's state (read position, wake ticket, unmarked events, linger) is shared by its
+   * read, send, mark and linger steps, which are short closures over it.
    */
   async function deliver(p: DeliverPayload, job: DeliverJob, worker?: WorkerControl): Promise<DeliverOutcome> {
     const sender: outbox.SenderRef = { senderId: p.senderId, jobId: job.id };
@@ -200,9 +230,17 @@ export function createDeliveryService(o: DeliveryOptions) {
       worker !== undefined && performance.now() - (started as number) >= TURN_MS && !worker.idleSlot();
     const outcome = (continuedBy?: string): DeliverOutcome =>
       delivered ? { kind: 'delivered', events: delivered, continuedBy, lingered } : { kind: 'nothing' };
+    /** Delivered events handed over by a commit here, not known to be logged: their attempts, until marked. */
+    const maybeLogged = new Map<string, { body: string; attempt: WebhookAttempt }>();
     const flush = async () => {
       if (!done.length) return;
-      await outbox.markDelivered(o.db, done, doneAt);
+      const logged = await outbox.markDelivered(o.db, done, doneAt);
+      // Logging turned on after this sender loaded its directory: their attempts are recorded now.
+      for (const id of logged) {
+        const m = maybeLogged.get(id);
+        if (m) await o.logs.record(o.db, directory.id, target.endpoint, m.body, m.attempt, job.attempt, id);
+      }
+      maybeLogged.clear();
       delivered += done.length;
       done = [];
     };
@@ -212,6 +250,30 @@ export function createDeliveryService(o: DeliveryOptions) {
     let ticket: WakeTicket | undefined;
     /** The next poll's wait while lingering, doubled after each while commits here wake the sender. */
     let pollMs = LINGER_POLL_MS;
+    /** The events of the last read are sent, and it found less than a page. */
+    let sentShort = false;
+    /**
+     * What to send without reading the queue (wake.ts), or undefined: read it. Without a read, a
+     * sender of a process that writes the directory sends the events committed here since its last
+     * read when they follow the last one it sent, and nothing when no commit came (the linger's
+     * polls find other processes' events). Not after a full page (more wait), and not while the
+     * directory logs its events (whether each is logged is in the queue).
+     */
+    const handedOver = (): Outgoing[] | undefined => {
+      const known = sentShort;
+      sentShort = false;
+      const sent = lastSeq;
+      if (!ticket || !o.wake?.writer() || sent === undefined || shortReadAt === undefined) return undefined;
+      if (!ticket.fired()) return known ? [] : undefined;
+      const events = ticket.events();
+      const next = o.wake.arm(directory.id);
+      ticket.done();
+      ticket = next;
+      if (!events || directory.logWebhookEvents) return undefined;
+      const fresh = events.filter((e) => e.seq > sent).sort((a, b) => a.seq - b.seq);
+      if (fresh.some((e, i) => e.seq !== sent + 1 + i)) return undefined;
+      return fresh.map(handedEvent);
+    };
     /** One wait of a linger: until a commit here, the next poll, or the linger's end. */
     const lingerWait = async () => {
       if (!ticket || !o.wake?.writer()) return pause(LINGER_POLL_MS, worker?.signal);
@@ -221,16 +283,20 @@ export function createDeliveryService(o: DeliveryOptions) {
     };
     try {
       for (;;) {
-        if (shortReadAt !== undefined) {
-          const wait = shortReadAt + MIN_READ_GAP_MS - performance.now();
-          if (wait > 0) await pause(wait, worker?.signal);
+        let rows = handedOver();
+        if (rows === undefined) {
+          if (shortReadAt !== undefined) {
+            const wait = shortReadAt + MIN_READ_GAP_MS - performance.now();
+            if (wait > 0) await pause(wait, worker?.signal);
+          }
+          ticket?.done();
+          ticket = o.wake?.arm(directory.id);
+          const readAt = performance.now();
+          const read = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
+          shortReadAt = read.length < PAGE ? readAt : undefined;
+          metrics.webhookSenderReads.inc({ result: read.length ? 'events' : 'empty' });
+          rows = read.map(queuedEvent);
         }
-        ticket?.done();
-        ticket = o.wake?.arm(directory.id);
-        const readAt = performance.now();
-        const rows = await outbox.queuedEvents(o.db, directory.id, 'realtime', PAGE, undefined, lastSeq);
-        shortReadAt = rows.length < PAGE ? readAt : undefined;
-        metrics.webhookSenderReads.inc({ result: rows.length ? 'events' : 'empty' });
         if (!rows.length) {
           if (idleSince === undefined) {
             idleSince = performance.now();
@@ -254,11 +320,14 @@ export function createDeliveryService(o: DeliveryOptions) {
           pollMs = LINGER_POLL_MS;
         }
         for (const row of rows) {
-          const body = JSON.stringify(wireEvent(row));
+          const body = row.body;
           const a = await postWebhook(o.fetch, o.clock, target, body, keepAlive);
           if (a.delivered) metrics.webhookLatency.observe(Math.max(0, Date.now() - row.createdAt.getTime()) / 1000);
-          if (row.logged || directory.logWebhookEvents)
+          // Handed over by a commit: whether it is logged is known when it is marked (or now, if it failed).
+          const logged = row.logged ?? (a.delivered ? undefined : await outbox.isLogged(o.db, row.id));
+          if (logged || directory.logWebhookEvents)
             await o.logs.record(o.db, directory.id, target.endpoint, body, a, job.attempt, row.id);
+          else if (logged === undefined) maybeLogged.set(row.id, { body, attempt: a });
           if (!a.delivered) {
             await flush();
             const message = `webhook delivery of event ${row.id} (seq ${row.seq}) failed: ${a.error}`;
@@ -277,6 +346,7 @@ export function createDeliveryService(o: DeliveryOptions) {
             return outcome(await handOn(directory.id));
           }
         }
+        sentShort = shortReadAt !== undefined;
         if (performance.now() - doneSince >= MARK_WITHIN_MS) await flush();
       }
     } finally {

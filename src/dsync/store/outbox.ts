@@ -107,13 +107,26 @@ export async function batchQueue(
   return rows.map((r) => ({ ...toQueued(r as QueuedRow), attempts: r.attempts ?? 0 }));
 }
 
-/** Removes delivered events from the outbox and stamps them delivered (one statement). */
-export async function markDelivered(db: Executor, eventIds: string[], at: Date): Promise<void> {
-  if (!eventIds.length) return;
-  await sql`with gone as (
-      delete from dsync_webhook_outbox where event_id = any(${eventIds}::uuid[]) returning event_id
+/**
+ * Removes delivered events from the outbox and stamps them delivered (one statement); returns those
+ * whose webhook log row was written when they were queued.
+ */
+export async function markDelivered(db: Executor, eventIds: string[], at: Date): Promise<string[]> {
+  if (!eventIds.length) return [];
+  const { rows } = await sql<{ event_id: string }>`with gone as (
+      delete from dsync_webhook_outbox where event_id = any(${eventIds}::uuid[]) returning event_id, logged
+    ), stamped as (
+      update dsync_events set delivered_at = ${at} where id in (select event_id from gone)
     )
-    update dsync_events set delivered_at = ${at} where id in (select event_id from gone)`.execute(db);
+    select event_id from gone where logged`.execute(db);
+  return rows.map((r) => r.event_id);
+}
+
+/** Whether a queued event's webhook log row was written when it was queued (its attempts update it). */
+export async function isLogged(db: Executor, eventId: string): Promise<boolean> {
+  const { rows } = await sql<{ logged: boolean }>`select logged from dsync_webhook_outbox
+    where event_id = ${eventId}::uuid`.execute(db);
+  return rows[0]?.logged === true;
 }
 
 /** Drops a directory's undelivered events of one mode (optionally only a job's). */

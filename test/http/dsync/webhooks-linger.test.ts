@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../../src/dsync/types.ts';
 import { eventually, type TestServer } from '../../helpers/apps.ts';
-import { createDirectory, scimClient, startDsyncServer } from '../../helpers/dsync.ts';
+import { createDirectory, scimClient, startDsyncServer, v1 } from '../../helpers/dsync.ts';
 import { sample, scrape } from '../../helpers/prometheus.ts';
 import { type Receiver, startReceiver } from '../../helpers/receiver.ts';
 import { deliveredEvents, jobsOf, outboxCount, scimUser } from '../../helpers/webhooks.ts';
@@ -83,10 +83,11 @@ describe('a lingering sender', () => {
   it("is woken by its directory's commits in this process, and polls seldom meanwhile", async () => {
     const d = await directory(s, 'linger-wake');
     const c = scimClient(s, d);
-    const emptyReads = async () =>
+    const reads = async (result: 'empty' | 'events') =>
       sample((await scrape(`${s.adminUrl}/admin/metrics/prometheus`)).samples, 'gatehouse_webhook_sender_reads_total', {
-        result: 'empty',
+        result,
       });
+    const emptyReads = () => reads('empty');
     const runner = await s.startWorker({ concurrency: 2 });
     try {
       expect((await c('POST', '/Users', scimUser('wake-1'))).status).toBe(201);
@@ -99,12 +100,52 @@ describe('a lingering sender', () => {
       expect(polls).toBeGreaterThan(0);
       expect(polls).toBeLessThan(30);
       expect(await senderOf(s, d.id)).toBeDefined(); // still lingering
-      // Its next poll is about 1.2 s away: the commit, not the poll, makes it read.
+      // Its next poll is about 1.2 s away: the commit, not the poll, sends the event, as the
+      // commit handed it over (no read of the queue that found events).
+      const readsBefore = await reads('events');
       expect((await c('POST', '/Users', scimUser('wake-2'))).status).toBe(201);
       const sent = Date.now();
       await eventually(async () => deliveredFor(d.id).length === 2, 5000, 5);
       expect(Date.now() - sent).toBeLessThan(600);
       expect(deliveredFor(d.id).map((e) => e.seq)).toEqual([1, 2]);
+      expect(await reads('events')).toBe(readsBefore);
+      await eventually(async () => (await outboxCount(s, d.id)) === 0); // marked delivered
+
+      // The body sent is byte for byte what a read of the queue gives: the operator's resend
+      // queues the event again, and the sender reads it.
+      const services = s.container.dsync.services;
+      expect(await services.delivery.resend(d.id, 2, services.policy)).toBe(1);
+      await eventually(async () => deliveredFor(d.id).length === 3);
+      expect(await reads('events')).toBeGreaterThan(readsBefore);
+      const bodies = rx
+        .delivered()
+        .filter((r) => (r.body as WebhookEvent).directory_id === d.id && (r.body as WebhookEvent).seq === 2)
+        .map((r) => r.raw);
+      expect(bodies).toHaveLength(2);
+      expect(bodies[1]).toBe(bodies[0]);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('records the attempts of events handed over after the directory began to log them', async () => {
+    const d = await directory(s, 'linger-log-on');
+    const c = scimClient(s, d);
+    const runner = await s.startWorker({ concurrency: 2 });
+    try {
+      expect((await c('POST', '/Users', scimUser('log-on-1'))).status).toBe(201);
+      await eventually(async () => deliveredFor(d.id).length === 1);
+      expect(await senderOf(s, d.id)).toBeDefined(); // lingering, with its directory as it loaded it
+      expect((await v1(s)('PATCH', `/${d.id}`, { log_webhook_events: true })).status).toBe(200);
+      expect((await c('POST', '/Users', scimUser('log-on-2'))).status).toBe(201);
+      await eventually(async () => deliveredFor(d.id).length === 2);
+      // The event's log row, written pending with the event, gets the delivered attempt.
+      const logged = await eventually(async () => {
+        const rows = (await v1(s)('GET', `/events?directoryId=${d.id}`)).body.data as Array<Record<string, unknown>>;
+        return rows.length === 1 && rows[0]?.status !== 'pending' ? rows[0] : undefined;
+      });
+      expect(logged).toMatchObject({ status: 'delivered', status_code: 200, delivered: true, attempt: 1 });
+      expect(logged.event_id).toBe(deliveredFor(d.id)[1]?.id);
     } finally {
       await runner.stop();
     }
