@@ -45,11 +45,10 @@ class Sealed {
   }
 }
 
-class Webhook {
-  endpoint: string;
+/** A part of a directory with a sealed `secret` (its webhook, its SCIM endpoint). */
+class WithSecret {
   readonly #secret: Sealed;
-  constructor(endpoint: string, secret: Sealed) {
-    this.endpoint = endpoint;
+  constructor(secret: Sealed) {
     this.#secret = secret;
   }
   get secret(): string {
@@ -60,18 +59,19 @@ class Webhook {
   }
 }
 
-class Scim {
+class Webhook extends WithSecret {
+  endpoint: string;
+  constructor(endpoint: string, secret: Sealed) {
+    super(secret);
+    this.endpoint = endpoint;
+  }
+}
+
+class Scim extends WithSecret {
   path: string;
-  readonly #secret: Sealed;
   constructor(path: string, secret: Sealed) {
+    super(secret);
     this.path = path;
-    this.#secret = secret;
-  }
-  get secret(): string {
-    return this.#secret.value;
-  }
-  set secret(v: string) {
-    this.#secret.value = v;
   }
 }
 

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Predicate } from '../scim/filter.ts';
 import type { DsyncGroupsTable, Executor } from '../tables.ts';
 import type { DsyncGroup, Raw } from '../types.ts';
-import { scopeSql, type UserScope } from './scope.ts';
+import { listingTotal, scopeSql, type UserScope } from './scope.ts';
 
 type GroupRow = Selectable<DsyncGroupsTable>;
 
@@ -51,14 +51,7 @@ export async function listGroups(
     .orderBy('g.created_at', 'desc')
     .orderBy('g.id', 'desc')
     .execute();
-  let total = rows.length;
-  if (opts.withTotal) {
-    const c = await scoped(db, scope, opts.filter)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    total = Number(c.n);
-  }
-  return { groups: rows.map(toGroup), total };
+  return { groups: rows.map(toGroup), total: await listingTotal(db, 'g', scope, opts, rows.length) };
 }
 
 /** The groups of the directory with these ids (any order). */

@@ -246,21 +246,45 @@ export const groupTaken = (directoryId: string, name: string, id?: string): Read
   };
 };
 
-/** A user of the directory, or undefined; `lock` locks its row until the transaction ends. */
-export const user = (directoryId: string, id: string, lock?: 'update'): Read<DsyncUser | undefined> => {
-  const where = `WHERE u.directory_id = ${lit.uuid(directoryId)} AND u.id = ${lit.text(id)}${lockClause(lock)}`;
+/**
+ * One row of a directory's table by id, as its JSON fact (`json`, over alias `a`), or undefined;
+ * `lock` locks it until the transaction ends. Kept, and versioned by the row's ctid and xmin.
+ */
+const rowById = <T>(
+  o: { kind: string; table: string; alias: string; json: string; decode: (fact: unknown) => T },
+  directoryId: string,
+  id: string,
+  lock: 'update' | 'share' | undefined,
+): Read<T | undefined> => {
+  const { table, alias: a, json } = o;
+  const where = `WHERE ${a}.directory_id = ${lit.uuid(directoryId)} AND ${a}.id = ${lit.text(id)}${lockClause(lock)}`;
   return {
-    key: `user:${directoryId}:${id}`,
-    stmt: { sql: `SELECT ${USER_JSON}::text FROM dsync_users u ${where}` },
-    decode: (v) => (v ? toUser(directoryId, v as UserFact) : undefined),
+    key: `${o.kind}:${directoryId}:${id}`,
+    stmt: { sql: `SELECT ${json}::text FROM ${table} ${a} ${where}` },
+    decode: (v) => (v ? o.decode(v) : undefined),
     locks: lock !== undefined,
     kept: true,
     versioned: {
-      stmt: { sql: `SELECT 'v' || ${rowVersion('u')} || '|' || ${USER_JSON}::text FROM dsync_users u ${where}` },
-      check: rowCheck('dsync_users', directoryId, id, lock),
+      stmt: { sql: `SELECT 'v' || ${rowVersion(a)} || '|' || ${json}::text FROM ${table} ${a} ${where}` },
+      check: rowCheck(table, directoryId, id, lock),
     },
   };
 };
+
+/** A user of the directory, or undefined; `lock` locks its row until the transaction ends. */
+export const user = (directoryId: string, id: string, lock?: 'update'): Read<DsyncUser | undefined> =>
+  rowById(
+    {
+      kind: 'user',
+      table: 'dsync_users',
+      alias: 'u',
+      json: USER_JSON,
+      decode: (f) => toUser(directoryId, f as UserFact),
+    },
+    directoryId,
+    id,
+    lock,
+  );
 
 /** Whether the user exists, its row locked until the transaction ends (a write that replaces it). */
 export const userExists = (directoryId: string, id: string): Read<boolean> => ({
@@ -307,20 +331,19 @@ export const users = (directoryId: string, ids: string[]): Read<Map<string, Dsyn
 };
 
 /** A group of the directory, or undefined; `lock` locks its row (`share`: shared with other such writes). */
-export const group = (directoryId: string, id: string, lock?: 'update' | 'share'): Read<DsyncGroup | undefined> => {
-  const where = `WHERE g.directory_id = ${lit.uuid(directoryId)} AND g.id = ${lit.text(id)}${lockClause(lock)}`;
-  return {
-    key: `group:${directoryId}:${id}`,
-    stmt: { sql: `SELECT ${GROUP_JSON}::text FROM dsync_groups g ${where}` },
-    decode: (v) => (v ? toGroup(directoryId, v as GroupFact) : undefined),
-    locks: lock !== undefined,
-    kept: true,
-    versioned: {
-      stmt: { sql: `SELECT 'v' || ${rowVersion('g')} || '|' || ${GROUP_JSON}::text FROM dsync_groups g ${where}` },
-      check: rowCheck('dsync_groups', directoryId, id, lock),
+export const group = (directoryId: string, id: string, lock?: 'update' | 'share'): Read<DsyncGroup | undefined> =>
+  rowById(
+    {
+      kind: 'group',
+      table: 'dsync_groups',
+      alias: 'g',
+      json: GROUP_JSON,
+      decode: (f) => toGroup(directoryId, f as GroupFact),
     },
-  };
-};
+    directoryId,
+    id,
+    lock,
+  );
 
 /**
  * What a create of user `userId` finds, in one statement: `taken` when a user of the directory has

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Predicate } from '../scim/filter.ts';
 import type { DsyncUsersTable, Executor } from '../tables.ts';
 import type { DsyncUser, Raw } from '../types.ts';
-import { scopeSql, type UserScope } from './scope.ts';
+import { listingTotal, scopeSql, type UserScope } from './scope.ts';
 
 type UserRow = Selectable<DsyncUsersTable>;
 
@@ -54,14 +54,7 @@ async function pageUsers<R>(
   select: (rows: ReturnType<typeof pageOfUsers>) => Promise<R[]>,
 ): Promise<{ rows: R[]; total: number }> {
   const rows = await select(pageOfUsers(db, scope, opts));
-  let total = rows.length;
-  if (opts.withTotal) {
-    const c = await scoped(db, scope, opts.filter)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    total = Number(c.n);
-  }
-  return { rows, total };
+  return { rows, total: await listingTotal(db, 'u', scope, opts, rows.length) };
 }
 
 const pageOfUsers = (
