@@ -31,17 +31,21 @@ const SMOKE = process.argv.includes('--smoke');
 const STEP = Number(process.env.BENCH_GROWTH_STEP ?? (SMOKE ? 200 : 5_000));
 const ROUNDS = Number(process.env.BENCH_GROWTH_ROUNDS ?? (SMOKE ? 2 : 10));
 
-/** Buffers touched so far in the database (every table and index of it, hits and reads). */
-async function buffers(dsn: string): Promise<number> {
+/**
+ * Buffers touched so far in the database (every table and index of it): found in shared_buffers
+ * (hits), and read into it from outside (the OS cache or the disk).
+ */
+async function buffers(dsn: string): Promise<{ hits: number; reads: number }> {
   const c = new pg.Client({ connectionString: dsn });
   await c.connect();
   try {
-    const { rows } = await c.query<{ n: string }>(`
-      select coalesce(sum(heap_blks_hit + heap_blks_read + coalesce(idx_blks_hit, 0) + coalesce(idx_blks_read, 0)
-        + coalesce(toast_blks_hit, 0) + coalesce(toast_blks_read, 0) + coalesce(tidx_blks_hit, 0)
-        + coalesce(tidx_blks_read, 0)), 0) as n
+    const { rows } = await c.query<{ hits: string; reads: string }>(`
+      select coalesce(sum(heap_blks_hit + coalesce(idx_blks_hit, 0) + coalesce(toast_blks_hit, 0)
+          + coalesce(tidx_blks_hit, 0)), 0) as hits,
+        coalesce(sum(heap_blks_read + coalesce(idx_blks_read, 0) + coalesce(toast_blks_read, 0)
+          + coalesce(tidx_blks_read, 0)), 0) as reads
       from pg_statio_user_tables`);
-    return Number(rows[0]?.n);
+    return { hits: Number(rows[0]?.hits), reads: Number(rows[0]?.reads) };
   } finally {
     await c.end();
   }
@@ -57,7 +61,7 @@ interface Measured extends DriveResult {
  * each round.
  */
 class BufferLedger {
-  private readonly marks: number[] = [];
+  private readonly marks: Array<{ hits: number; reads: number }> = [];
   private ended = 0;
   async start(p: Proc): Promise<void> {
     this.marks.push(await buffers(p.dsn));
@@ -65,13 +69,22 @@ class BufferLedger {
   end(): void {
     this.ended = performance.now();
   }
-  async perCreate(p: Proc, rounds: Measured[]): Promise<number[]> {
+  /** Per create of each round: buffers touched (`all`), and of them read from outside shared_buffers. */
+  async perCreate(p: Proc, rounds: Measured[]): Promise<{ all: number[]; reads: number[] }> {
     if (this.marks.length === rounds.length) {
       const wait = SMOKE ? 0 : this.ended + 11_000 - performance.now();
       await new Promise((r) => setTimeout(r, Math.max(0, wait)));
       this.marks.push(await buffers(p.dsn));
     }
-    return rounds.map((m, i) => (m.units ? ((this.marks[i + 1] as number) - (this.marks[i] as number)) / m.units : 0));
+    const per = (f: (b: { hits: number; reads: number }) => number) =>
+      rounds.map((m, i) =>
+        m.units
+          ? (f(this.marks[i + 1] as { hits: number; reads: number }) -
+              f(this.marks[i] as { hits: number; reads: number })) /
+            m.units
+          : 0,
+      );
+    return { all: per((b) => b.hits + b.reads), reads: per((b) => b.reads) };
   }
 }
 
@@ -164,7 +177,8 @@ function growth(dirOf: (p: Proc) => Promise<Dir>): Side {
           r.map((m) => m.statementsPerCreate),
           2,
         ),
-        'buffers per create (whole database)': fmt(perCreate),
+        'buffers per create (whole database)': fmt(perCreate.all),
+        '… of them read from outside shared_buffers': fmt(perCreate.reads, 2),
         'last round ÷ first (creates/s)': r.length
           ? (r.at(-1)!.units / r.at(-1)!.elapsedMs / (r[0]!.units / r[0]!.elapsedMs)).toFixed(2)
           : '–',
@@ -210,7 +224,8 @@ function intoVolume(): Side {
           state.rounds.map((m) => m.statementsPerCreate),
           2,
         ),
-        'buffers per create (whole database)': fmt(perCreate),
+        'buffers per create (whole database)': fmt(perCreate.all),
+        '… of them read from outside shared_buffers': fmt(perCreate.reads, 2),
       };
     },
   };
