@@ -8,7 +8,8 @@
  * package, the runner starts it as JavaScript (proc.ts, benchMain).
  */
 import { randomBytes } from 'node:crypto';
-import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString, writeHeapSnapshot } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 
 // BENCH_BUILT=1: the compiled package (`npm run build`, what `gatehouse serve all` runs), else the sources.
@@ -79,6 +80,9 @@ const runner = await startWorker({
   taskList: await loadTaskList(container),
 });
 
+setFlagsFromString('--expose-gc');
+const fullGc = runInNewContext('gc') as () => void;
+
 /** Where the memory is, MB: V8's heap (used, and reserved by space), memory outside it, the resident set. */
 function memory(): Record<string, number> {
   const mb = (n: number) => Math.round((n / 1048576) * 10) / 10;
@@ -107,6 +111,12 @@ process.on('message', async (m: { type?: string }) => {
     });
   // BENCH_HEAP_SNAPSHOTS (see run.ts): a heap snapshot into the folder given, for diagnosis only (writing
   // one makes the process's RSS grow by about the heap's size).
+  // The memory a full collection leaves: the RSS after the last round mostly says when V8's last
+  // major collection ran. Asked between scenarios, never during a measured round.
+  if (m?.type === 'memory-after-gc') {
+    fullGc();
+    process.send?.({ type: 'memory-after-gc', memory: memory() });
+  }
   if (m?.type === 'heap-snapshot')
     process.send?.({ type: 'heap-snapshot', file: writeHeapSnapshot((m as { file?: string }).file) });
   if (m?.type === 'stop') {

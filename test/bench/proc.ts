@@ -25,6 +25,8 @@ export interface Proc {
   stats(): Promise<Stats>;
   /** gatehouse: writes a V8 heap snapshot to `file` (BENCH_HEAP_SNAPSHOTS) and resolves when it is written. */
   heapSnapshot(file: string): Promise<void>;
+  /** gatehouse of this checkout: its memory (as in `Stats`) after a full garbage collection. */
+  memoryAfterGc(): Promise<Record<string, number> | undefined>;
   stop(): Promise<void>;
 }
 
@@ -129,6 +131,16 @@ async function start(
         };
         child.on('message', on);
         child.send({ type: 'heap-snapshot', file });
+      }),
+    memoryAfterGc: () =>
+      new Promise((resolve) => {
+        const on = (m: { type: string; memory?: Record<string, number> }) => {
+          if (m.type !== 'memory-after-gc') return;
+          child.off('message', on);
+          resolve(m.memory);
+        };
+        child.on('message', on);
+        child.send({ type: 'memory-after-gc' });
       }),
     stop: () =>
       new Promise<void>((resolve) => {

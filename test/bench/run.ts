@@ -287,6 +287,8 @@ interface Row {
   peer?: { kind: PeerKind | 'baseline'; runs: Run[] };
   ratios: number[];
   reports: Record<string, Record<string, number | string>>;
+  /** gatehouse's memory after a full garbage collection, once the scenario's rounds are over. */
+  memoryAfterGc?: Record<string, number> | undefined;
 }
 
 const rows: Row[] = [];
@@ -351,6 +353,7 @@ try {
     }
     const g = row.gatehouse;
     if (g.some((r) => r.errors || r.non2xx) || !g.some((r) => r.requests > 0)) failed = true;
+    row.memoryAfterGc = await gh.memoryAfterGc();
     rows.push(row);
     if (SNAPSHOTS)
       await gh.heapSnapshot(join(SNAPSHOTS, `${String(i).padStart(2, '0')}-gatehouse-${gh.pid}.heapsnapshot`));
@@ -423,8 +426,11 @@ for (const r of rows) {
   }
 }
 lines.push('', 'Memory of each gatehouse process after the last round of a scenario, MB (in the order they ran):');
-lines.push('', '| scenario | side | RSS | heap used | heap total | new space | old space | external | array buffers |');
-lines.push('|---|---|---|---|---|---|---|---|---|');
+lines.push(
+  '',
+  '| scenario | side | RSS | heap used | heap total | new space | old space | external | array buffers | after a full GC: RSS, heap used, heap total |',
+);
+lines.push('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows)
   for (const [who, runs] of [
     ['gatehouse', r.gatehouse],
@@ -433,7 +439,7 @@ for (const r of rows)
     const m = runs.at(-1)?.memory;
     if (m)
       lines.push(
-        `| ${r.scenario} | ${who} | ${m.rss} | ${m.heapUsed} | ${m.heapTotal} | ${m.newSpace} | ${m.oldSpace} | ${m.external} | ${m.arrayBuffers} |`,
+        `| ${r.scenario} | ${who} | ${m.rss} | ${m.heapUsed} | ${m.heapTotal} | ${m.newSpace} | ${m.oldSpace} | ${m.external} | ${m.arrayBuffers} | ${who === 'gatehouse' && r.memoryAfterGc ? `${r.memoryAfterGc.rss}, ${r.memoryAfterGc.heapUsed}, ${r.memoryAfterGc.heapTotal}` : '–'} |`,
       );
   }
 process.stdout.write(`${lines.join('\n')}\n`);
