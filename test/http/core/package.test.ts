@@ -171,13 +171,17 @@ describe('the packed package', () => {
     // The same process (execve keeps the pid) now runs with the young generation capped; signals reach it.
     const cmdline = readFileSync(`/proc/${s.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     expect(cmdline).toContain('--max-semi-space-size=16');
+    expect(cmdline).toContain('--heap-growing-percent=20');
     expect(cmdline.slice(-2)).toEqual(['serve', 'all']);
     s.kill('SIGTERM');
     expect(await s.exit).toBe(0);
     // A size the operator chose wins.
-    const own = start(['serve', 'all'], { ...env, NODE_OPTIONS: '--max-semi-space-size=32' });
+    const own = start(['serve', 'all'], { ...env, NODE_OPTIONS: '--max_semi_space_size=32' });
     await own.seen(/gatehouse is serving/);
-    expect(readFileSync(`/proc/${own.pid}/cmdline`, 'utf8')).not.toMatch(/--max-semi-space-size=16/);
+    const ownLine = readFileSync(`/proc/${own.pid}/cmdline`, 'utf8');
+    expect(ownLine).not.toMatch(/--max-semi-space-size=16/);
+    // The other setting is still added.
+    expect(ownLine).toMatch(/--heap-growing-percent=20/);
     own.kill('SIGTERM');
     expect(await own.exit).toBe(0);
 
