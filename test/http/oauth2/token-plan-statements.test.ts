@@ -58,12 +58,18 @@ async function statementsOf<T>(step: () => Promise<T>): Promise<{ result: T; sql
   }
 }
 
-/** Short names: the statement's kind and the tables it names, in order. */
+/**
+ * Short names: the statement's kind and the tables it names, in order; a statement sent as a named
+ * prepared statement (core/db/prepared.ts) is marked `prepared`.
+ */
+const PREPARED_MARK = '/* prepared */ ';
 const shape = (sql: string[]) =>
-  sql.map((s) => {
+  sql.map((text) => {
+    const prepared = text.startsWith(PREPARED_MARK);
+    const s = prepared ? text.slice(PREPARED_MARK.length) : text;
     if (/^(begin|commit|start transaction)\b/i.test(s)) return s.split(' ')[0]?.toLowerCase();
     const tables = [...s.matchAll(/\b(?:into|from|update)\s+"?((?:oauth2|audit)_\w+)"?/gi)].map((m) => m[1]);
-    return `${s.split(' ')[0]?.toLowerCase()} ${[...new Set(tables)].join(',')}`;
+    return `${prepared ? 'prepared ' : ''}${s.split(' ')[0]?.toLowerCase()} ${[...new Set(tables)].join(',')}`;
   });
 
 interface Clients {
@@ -166,8 +172,8 @@ describe('without audit rows', () => {
     const code = await statementsOf(() => exchangeCode(t, c.user, param(flow.final, 'code') as string));
     expect(code.result.status).toBe(200);
     expect(shape(code.sql)).toEqual([
-      'select oauth2_authorization_codes',
-      'with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
+      'prepared select oauth2_authorization_codes',
+      'prepared with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
     ]);
 
     const deviceCode = await approvedDeviceCode(t, c.device);
@@ -175,7 +181,7 @@ describe('without audit rows', () => {
     expect(poll.result.status).toBe(200);
     expect(shape(poll.sql)).toEqual([
       ...POLL,
-      'with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
+      'prepared with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
     ]);
   });
 
@@ -223,9 +229,9 @@ describe('with audit rows', () => {
     const code = await statementsOf(() => exchangeCode(t, c.user, param(flow.final, 'code') as string));
     expect(code.result.status).toBe(200);
     expect(shape(code.sql)).toEqual([
-      'select oauth2_authorization_codes',
+      'prepared select oauth2_authorization_codes',
       'begin',
-      'with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
+      'prepared with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
       'insert audit_events',
       'commit',
     ]);
@@ -236,7 +242,7 @@ describe('with audit rows', () => {
     expect(shape(poll.sql)).toEqual([
       ...POLL,
       'begin',
-      'with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
+      'prepared with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
       'insert audit_events',
       'commit',
     ]);
