@@ -5,7 +5,6 @@ import type { Logger } from '../log.ts';
 import { metrics } from '../observability/metrics.ts';
 import { recordDbSpan } from '../observability/tracing.ts';
 import { bindEngine, type Engine, EngineTag } from './engine.ts';
-import { prepareMarkedStatements } from './prepared.ts';
 import type { CoreDatabase } from './schema.ts';
 
 /** `DB`: the tables the handle is typed with (the composition root's whole `Database`; the core's own by default). */
@@ -48,7 +47,6 @@ export function createDatabase<DB = CoreDatabase>(
   });
   const engine = opts.engine ?? 'postgres';
   bindEngine(pool, engine);
-  if (engine === 'postgres') prepareMarkedStatements(pool);
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),
     // CockroachDB: tagged so that engineOf() answers for this instance and its transactions.

@@ -1,6 +1,5 @@
 /** Consent sessions stored as flow rows (`oauth2_flows`) and used consent ids (`oauth2_used_consents`). */
 import { type Selectable, sql } from 'kysely';
-import { PREPARED } from '../../core/db/prepared.ts';
 import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor, type FlowsTable } from '../tables.ts';
 import { insertFrom } from './one-statement.ts';
 import { type LoginSession, loginSessionValues } from './sessions.ts';
@@ -81,7 +80,7 @@ export async function confirmLogin(
 ): Promise<{ fresh: boolean; rememberedScope: string[] | undefined }> {
   const session = c.session ? loginSessionValues(c.session) : undefined;
   const q = c.consentOf;
-  const { rows } = await sql<{ fresh: boolean; remembered: string[] | null }>`${PREPARED}with v as (
+  const { rows } = await sql<{ fresh: boolean; remembered: string[] | null }>`with v as (
       insert into oauth2_used_verifiers (nid, id, expires_at)
       values (${DEFAULT_NID}, ${c.verifier.id}, ${c.verifier.expiresAt})
       on conflict (nid, id) do nothing returning id
@@ -155,7 +154,7 @@ export async function storeConsentWithCode(
   verifier: { id: string; expiresAt: Date },
   code: Record<string, unknown>,
 ): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`${PREPARED}with v as (
+  const { rows } = await sql<{ n: number }>`with v as (
       insert into oauth2_used_verifiers (nid, id, expires_at)
       select ${DEFAULT_NID}::uuid, ${verifier.id}::text, ${verifier.expiresAt}::timestamptz
       where not exists (select 1 from oauth2_flows where nid = ${DEFAULT_NID} and consent_request_id = ${f.consentRequestId})

@@ -3,10 +3,9 @@
  * `jti` blacklist. Rows of one grant family share `request_id`.
  */
 
-import { type Selectable, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { ChangeFeed } from '../../core/db/changes.ts';
-import { PREPARED } from '../../core/db/prepared.ts';
-import { type AuthorizationCodesTable, DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
+import { DEFAULT_NETWORK_ID as DEFAULT_NID, type Executor } from '../tables.ts';
 import { insertFrom, insertValues } from './one-statement.ts';
 
 export interface TokenRecord {
@@ -105,31 +104,13 @@ export async function insertCode(db: Executor, c: Omit<CodeRecord, 'active'>): P
   await db.insertInto('oauth2_authorization_codes').values(codeValues(c)).execute();
 }
 
-/** The columns a code is read with (named, not `*`: the statement is prepared, see core/db/prepared.ts). */
-const CODE_COLUMNS = sql.raw(
-  [
-    'signature',
-    'request_id',
-    'client_id',
-    'subject',
-    'requested_scope',
-    'granted_scope',
-    'requested_audience',
-    'granted_audience',
-    'requested_at',
-    'expires_at',
-    'session_data',
-    'redirect_uri',
-    'code_challenge',
-    'code_challenge_method',
-    'active',
-  ].join(', '),
-);
-
 export async function findCode(db: Executor, signature: string): Promise<CodeRecord | undefined> {
-  const { rows } = await sql<Omit<Selectable<AuthorizationCodesTable>, 'nid'>>`${PREPARED}select ${CODE_COLUMNS}
-    from oauth2_authorization_codes where nid = ${DEFAULT_NID} and signature = ${signature}`.execute(db);
-  const r = rows[0];
+  const r = await db
+    .selectFrom('oauth2_authorization_codes')
+    .selectAll()
+    .where('nid', '=', DEFAULT_NID)
+    .where('signature', '=', signature)
+    .executeTakeFirst();
   if (!r) return undefined;
   return {
     ...fromRow(r),
@@ -181,7 +162,7 @@ export async function spendIssuing(
   access: AccessRecord | undefined,
   refresh: NewRefreshRecord | undefined,
 ): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`${PREPARED}with c as (${spendOf(spent)})${
+  const { rows } = await sql<{ n: number }>`with c as (${spendOf(spent)})${
     access ? sql`, a as (${insertFrom('oauth2_access_tokens', accessValues(access), 'c')})` : sql``
   }${refresh ? sql`, r as (${insertFrom('oauth2_refresh_tokens', refreshValues(refresh), 'c')})` : sql``}
     select count(*)::int as n from c`.execute(db);

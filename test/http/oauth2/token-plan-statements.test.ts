@@ -58,18 +58,12 @@ async function statementsOf<T>(step: () => Promise<T>): Promise<{ result: T; sql
   }
 }
 
-/**
- * Short names: the statement's kind and the tables it names, in order; a statement sent as a named
- * prepared statement (core/db/prepared.ts) is marked `prepared`.
- */
-const PREPARED_MARK = '/* prepared */ ';
+/** Short names: the statement's kind and the tables it names, in order. */
 const shape = (sql: string[]) =>
-  sql.map((text) => {
-    const prepared = text.startsWith(PREPARED_MARK);
-    const s = prepared ? text.slice(PREPARED_MARK.length) : text;
+  sql.map((s) => {
     if (/^(begin|commit|start transaction)\b/i.test(s)) return s.split(' ')[0]?.toLowerCase();
     const tables = [...s.matchAll(/\b(?:into|from|update)\s+"?((?:oauth2|audit)_\w+)"?/gi)].map((m) => m[1]);
-    return `${prepared ? 'prepared ' : ''}${s.split(' ')[0]?.toLowerCase()} ${[...new Set(tables)].join(',')}`;
+    return `${s.split(' ')[0]?.toLowerCase()} ${[...new Set(tables)].join(',')}`;
   });
 
 interface Clients {
@@ -172,8 +166,8 @@ describe('without audit rows', () => {
     const code = await statementsOf(() => exchangeCode(t, c.user, param(flow.final, 'code') as string));
     expect(code.result.status).toBe(200);
     expect(shape(code.sql)).toEqual([
-      'prepared select oauth2_authorization_codes',
-      'prepared with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
+      'select oauth2_authorization_codes',
+      'with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
     ]);
 
     const deviceCode = await approvedDeviceCode(t, c.device);
@@ -181,7 +175,7 @@ describe('without audit rows', () => {
     expect(poll.result.status).toBe(200);
     expect(shape(poll.sql)).toEqual([
       ...POLL,
-      'prepared with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
+      'with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
     ]);
   });
 
@@ -229,9 +223,9 @@ describe('with audit rows', () => {
     const code = await statementsOf(() => exchangeCode(t, c.user, param(flow.final, 'code') as string));
     expect(code.result.status).toBe(200);
     expect(shape(code.sql)).toEqual([
-      'prepared select oauth2_authorization_codes',
+      'select oauth2_authorization_codes',
       'begin',
-      'prepared with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
+      'with oauth2_authorization_codes,oauth2_access_tokens,oauth2_refresh_tokens',
       'insert audit_events',
       'commit',
     ]);
@@ -242,7 +236,7 @@ describe('with audit rows', () => {
     expect(shape(poll.sql)).toEqual([
       ...POLL,
       'begin',
-      'prepared with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
+      'with oauth2_device_requests,oauth2_access_tokens,oauth2_refresh_tokens',
       'insert audit_events',
       'commit',
     ]);
