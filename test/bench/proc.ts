@@ -101,47 +101,36 @@ async function start(
     });
   });
   child.removeAllListeners('exit');
+  /** Sends `message` to the process and resolves with its reply, the next message of the same type. */
+  const ask = <T>(message: { type: string; [k: string]: unknown }) =>
+    new Promise<T>((resolve) => {
+      const on = (m: T & { type: string }) => {
+        if (m.type !== message.type) return;
+        child.off('message', on);
+        resolve(m);
+      };
+      child.on('message', on);
+      child.send(message);
+    });
   return {
     kind,
     url: ready.publicUrl ?? ready.url ?? '',
     adminUrl: ready.adminUrl ?? ready.url ?? '',
     dsn: ready.dsn ?? env.PEER_DATABASE_URL ?? '',
     pid: child.pid ?? 0,
-    stats: () =>
-      new Promise((resolve) => {
-        const on = (m: Stats & { type: string }) => {
-          if (m.type !== 'stats') return;
-          child.off('message', on);
-          resolve({
-            rss: m.rss,
-            queries: m.queries,
-            statements: m.statements ?? {},
-            ...(m.memory ? { memory: m.memory } : {}),
-          });
-        };
-        child.on('message', on);
-        child.send({ type: 'stats' });
-      }),
-    heapSnapshot: (file) =>
-      new Promise((resolve) => {
-        const on = (m: { type: string }) => {
-          if (m.type !== 'heap-snapshot') return;
-          child.off('message', on);
-          resolve();
-        };
-        child.on('message', on);
-        child.send({ type: 'heap-snapshot', file });
-      }),
-    memoryAfterGc: () =>
-      new Promise((resolve) => {
-        const on = (m: { type: string; memory?: Record<string, number> }) => {
-          if (m.type !== 'memory-after-gc') return;
-          child.off('message', on);
-          resolve(m.memory);
-        };
-        child.on('message', on);
-        child.send({ type: 'memory-after-gc' });
-      }),
+    stats: async () => {
+      const m = await ask<Stats>({ type: 'stats' });
+      return {
+        rss: m.rss,
+        queries: m.queries,
+        statements: m.statements ?? {},
+        ...(m.memory ? { memory: m.memory } : {}),
+      };
+    },
+    heapSnapshot: async (file) => {
+      await ask({ type: 'heap-snapshot', file });
+    },
+    memoryAfterGc: async () => (await ask<{ memory?: Record<string, number> }>({ type: 'memory-after-gc' })).memory,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

@@ -31,11 +31,14 @@ const SMOKE = process.argv.includes('--smoke');
 const STEP = Number(process.env.BENCH_GROWTH_STEP ?? (SMOKE ? 200 : 5_000));
 const ROUNDS = Number(process.env.BENCH_GROWTH_ROUNDS ?? (SMOKE ? 2 : 10));
 
-/**
- * Buffers touched so far in the database (every table and index of it): found in shared_buffers
- * (hits), and read into it from outside (the OS cache or the disk).
- */
-async function buffers(dsn: string): Promise<{ hits: number; reads: number }> {
+/** Buffers touched: found in shared_buffers (hits), and read into it from outside (the OS cache or the disk). */
+interface Buffers {
+  hits: number;
+  reads: number;
+}
+
+/** Buffers touched so far in the database (every table and index of it). */
+async function buffers(dsn: string): Promise<Buffers> {
   const c = new pg.Client({ connectionString: dsn });
   await c.connect();
   try {
@@ -61,7 +64,7 @@ interface Measured extends DriveResult {
  * each round.
  */
 class BufferLedger {
-  private readonly marks: Array<{ hits: number; reads: number }> = [];
+  private readonly marks: Buffers[] = [];
   private ended = 0;
   async start(p: Proc): Promise<void> {
     this.marks.push(await buffers(p.dsn));
@@ -76,14 +79,8 @@ class BufferLedger {
       await new Promise((r) => setTimeout(r, Math.max(0, wait)));
       this.marks.push(await buffers(p.dsn));
     }
-    const per = (f: (b: { hits: number; reads: number }) => number) =>
-      rounds.map((m, i) =>
-        m.units
-          ? (f(this.marks[i + 1] as { hits: number; reads: number }) -
-              f(this.marks[i] as { hits: number; reads: number })) /
-            m.units
-          : 0,
-      );
+    const per = (f: (b: Buffers) => number) =>
+      rounds.map((m, i) => (m.units ? (f(this.marks[i + 1] as Buffers) - f(this.marks[i] as Buffers)) / m.units : 0));
     return { all: per((b) => b.hits + b.reads), reads: per((b) => b.reads) };
   }
 }
